@@ -1,0 +1,22 @@
+# The README's words. `make run` and `make test` are the two set-up commands.
+.PHONY: run test test-fast lint worker bench
+
+run:  ## install and start the embedded system (SQLite, local media, in-process jobs)
+	scripts/run.sh
+
+test:  ## install and run everything CI runs
+	scripts/test.sh
+
+test-fast:  ## the same without the slow stress and fault tests
+	scripts/test.sh -m "not slow"
+
+lint:
+	scripts/bootstrap.sh requirements-dev.txt
+	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/lint-imports
+
+worker:  ## an rq worker for both queues (needs REDIS_URL)
+	.venv/bin/python manage.py rqworker ingest maintenance --with-scheduler
+
+bench:
+	scripts/bootstrap.sh requirements-dev.txt
+	for script in bench/*.py; do echo "== $$script"; .venv/bin/python $$script || exit 1; done

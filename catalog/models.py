@@ -1,0 +1,314 @@
+"""The archive: brands, runway and street-style records, and their images.
+
+One table per kind for records and one for their images; review state is a column, so there
+are no draft tables. The public side never reads these tables: it reads the `public_*` views
+that `publicapi` creates over them.
+"""
+
+from django.db import models
+from django.db.models import F, Q
+from django.db.models.functions import Lower
+
+from catalog.keys import fold_title
+
+
+class Brand(models.Model):
+    name = models.CharField(max_length=128)
+    slug = models.SlugField(max_length=128, unique=True)
+    is_featured = models.BooleanField(default=False, db_default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "brands"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class BrandAlias(models.Model):
+    """A name crawlers send for a brand ("Acne", "ACNE STUDIOS"); matched case-insensitively."""
+
+    brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="aliases")
+    alias = models.CharField(max_length=128)
+
+    class Meta:
+        db_table = "brand_aliases"
+        verbose_name_plural = "brand aliases"
+        constraints = [
+            # One alias names one brand, whatever its case.
+            models.UniqueConstraint(Lower("alias"), name="brand_alias_unique_ci"),
+        ]
+
+    def __str__(self) -> str:
+        return self.alias
+
+
+class RecordQuerySet(models.QuerySet):
+    def live(self):
+        return self.filter(deleted_at__isnull=True)
+
+    def deleted(self):
+        return self.filter(deleted_at__isnull=False)
+
+    def pending(self):
+        return self.filter(status=Record.Status.PENDING)
+
+    def published(self):
+        return self.filter(status=Record.Status.PUBLISHED)
+
+    def rejected(self):
+        return self.filter(status=Record.Status.REJECTED)
+
+
+class Record(models.Model):
+    """What runways and street snaps share: content, review state, source, soft delete."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending review"
+        PUBLISHED = "published", "Published"
+        REJECTED = "rejected", "Rejected"
+
+    title = models.CharField(max_length=255, blank=True, default="")
+    description = models.TextField(blank=True, default="")
+    image_count = models.PositiveIntegerField(default=0)
+
+    # Review. Pending is the default in Python *and* in the database: a row written by any
+    # path that forgets the status stays invisible (fail closed).
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.PENDING, db_default=Status.PENDING
+    )
+    reviewer = models.CharField(max_length=150, blank=True, default="")
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    reject_reason = models.TextField(blank=True, default="")
+    published_at = models.DateTimeField(null=True, blank=True, help_text="First publication.")
+    # The ingest job that last wrote this record. A plain id, not a foreign key: ingest builds
+    # on catalog, and catalog must not depend on it (the job links back to its record).
+    ingest_job_id = models.BigIntegerField(null=True, blank=True)
+    content_checksum = models.CharField(max_length=64, blank=True, default="")
+    # Bumped by every write service; forms carry it so a stale edit is refused, not applied.
+    version = models.PositiveIntegerField(default=1)
+
+    # Source: the crawled article. '' for legacy rows, which never had one.
+    source = models.CharField(max_length=32, blank=True, default="", db_default="")
+    source_url = models.CharField(max_length=1024, blank=True, default="", db_default="")
+
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = RecordQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
+
+
+def record_constraints(prefix: str, entity_key: list[str]) -> list[models.BaseConstraint]:
+    return [
+        # The entity key names one album among live rows; deleting a row frees its key so a
+        # fresh crawl of the same show can come back.
+        models.UniqueConstraint(
+            *entity_key,
+            condition=Q(deleted_at__isnull=True),
+            name=f"{prefix}_entity_key_live",
+            violation_error_message="A live record with this entity key already exists.",
+        ),
+        # Partial: legacy rows all have source_url ''. Deleted rows still count, so deleting
+        # an album never re-opens its crawled article to a second ingest.
+        models.UniqueConstraint(
+            "source",
+            "source_url",
+            condition=~Q(source_url=""),
+            name=f"{prefix}_source_key",
+            violation_error_message="A record from this source article already exists.",
+        ),
+        models.CheckConstraint(
+            condition=Q(status__in=Record.Status.values), name=f"{prefix}_status_valid"
+        ),
+    ]
+
+
+class Runway(Record):
+    brand = models.ForeignKey(Brand, on_delete=models.PROTECT, related_name="runways")
+    season_code = models.CharField(max_length=16, help_text="Normalized, e.g. FW24.")
+    season = models.CharField(max_length=64, blank=True, default="")
+    year = models.PositiveSmallIntegerField(default=0)
+    collection_type = models.CharField(max_length=32)
+    cover = models.ForeignKey(
+        "RunwayImage", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        db_table = "brand_runways"
+        constraints = record_constraints("runway", ["brand", "season_code", "collection_type"])
+        indexes = [
+            models.Index(fields=["status", "-published_at"], name="runway_status_published"),
+            models.Index(fields=["status", "-created_at"], name="runway_status_created"),
+        ]
+        permissions = [
+            ("publish_runway", "Can approve and unpublish runways"),
+            ("reject_runway", "Can reject runways"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or f"{self.brand_id} {self.season_code} {self.collection_type}"
+
+
+class StreetSnap(Record):
+    city = models.CharField(max_length=64)
+    year = models.PositiveSmallIntegerField(default=0, help_text="0 = unknown (legacy only).")
+    month = models.PositiveSmallIntegerField(default=0, help_text="1-12; 0 = unknown.")
+    # fold_title(title), kept in step by save(); part of the entity key.
+    title_key = models.CharField(max_length=255, blank=True, default="", editable=False)
+    cover = models.ForeignKey(
+        "StreetSnapImage", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        db_table = "street_snaps"
+        constraints = [
+            *record_constraints("street", ["city", "year", "month", "title_key"]),
+            models.CheckConstraint(condition=Q(month__lte=12), name="street_month_range"),
+        ]
+        indexes = [
+            models.Index(fields=["status", "-published_at"], name="street_status_published"),
+            models.Index(fields=["status", "-created_at"], name="street_status_created"),
+        ]
+        permissions = [
+            ("publish_streetsnap", "Can approve and unpublish street snaps"),
+            ("reject_streetsnap", "Can reject street snaps"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or f"{self.city} {self.year}-{self.month:02d}"
+
+    def save(self, *args, **kwargs):
+        self.title_key = fold_title(self.title)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "title" in update_fields:
+            kwargs["update_fields"] = {*update_fields, "title_key"}
+        super().save(*args, **kwargs)
+
+
+class ImageQuerySet(models.QuerySet):
+    def live(self):
+        return self.filter(deleted_at__isnull=True)
+
+
+def _phash_band(shift: int) -> models.GeneratedField:
+    # The 64-bit hash is stored signed (bigint); an arithmetic shift then a 16-bit mask gives
+    # the same slice as on the unsigned value. Indexed bands make the near-duplicate lookup a
+    # handful of index probes instead of a scan (see ingest.hashing.band_probes).
+    return models.GeneratedField(
+        expression=F("phash").bitrightshift(shift).bitand(0xFFFF),
+        output_field=models.IntegerField(null=True),
+        db_persist=True,
+    )
+
+
+class RecordImage(models.Model):
+    storage_key = models.CharField(max_length=512)
+    sha1 = models.CharField(max_length=40, blank=True, default="")
+    width = models.PositiveIntegerField(default=0)
+    height = models.PositiveIntegerField(default=0)
+    byte_size = models.PositiveBigIntegerField(default=0)
+    mime_type = models.CharField(max_length=64, blank=True, default="")
+    original_url = models.CharField(max_length=2048, blank=True, default="")
+    sort_order = models.IntegerField(default=0)
+    phash = models.BigIntegerField(null=True, blank=True, help_text="64-bit, stored signed.")
+    phash_algorithm = models.CharField(max_length=32, blank=True, default="")
+    phash_band0 = _phash_band(48)
+    phash_band1 = _phash_band(32)
+    phash_band2 = _phash_band(16)
+    phash_band3 = _phash_band(0)
+    is_duplicate = models.BooleanField(default=False)
+    dup_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ImageQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
+
+
+def image_indexes(prefix: str, record: str) -> list[models.Index]:
+    live = Q(deleted_at__isnull=True)
+    return [
+        models.Index(fields=[record, "sort_order"], name=f"{prefix}_record_order"),
+        models.Index(fields=["sha1"], name=f"{prefix}_sha1"),
+        models.Index(fields=["storage_key"], name=f"{prefix}_storage_key"),
+        *(
+            models.Index(fields=[f"phash_band{n}"], condition=live, name=f"{prefix}_band{n}_live")
+            for n in range(4)
+        ),
+    ]
+
+
+class RunwayImage(RecordImage):
+    runway = models.ForeignKey(Runway, on_delete=models.CASCADE, related_name="images")
+    # Detail shots share their look's index.
+    look_index = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        db_table = "brand_runway_images"
+        indexes = image_indexes("runway_image", "runway")
+
+    def __str__(self) -> str:
+        return f"runway {self.runway_id} image {self.pk}"
+
+
+class StreetSnapImage(RecordImage):
+    street_snap = models.ForeignKey(StreetSnap, on_delete=models.CASCADE, related_name="images")
+    is_detail = models.BooleanField(default=False)
+    # A main image of the same album; never a detail itself. The database holds the
+    # "detail <=> has a parent" half; catalog.services holds the rest under a row lock.
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="details"
+    )
+
+    class Meta:
+        db_table = "street_snap_images"
+        indexes = image_indexes("street_image", "street_snap")
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(is_detail=True, parent__isnull=False)
+                | Q(is_detail=False, parent__isnull=True),
+                name="street_image_detail_has_parent",
+                violation_error_message="A detail image needs a parent; a main image has none.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"street snap {self.street_snap_id} image {self.pk}"
+
+
+class LegacyIdMap(models.Model):
+    """Legacy archive ids already imported by `migrate_legacy_drafts`, so a rerun is a no-op."""
+
+    legacy_table = models.CharField(max_length=64)
+    legacy_id = models.BigIntegerField()
+    new_id = models.BigIntegerField(null=True, blank=True)
+    outcome = models.CharField(max_length=16)
+    legacy_job_id = models.BigIntegerField(null=True, blank=True)
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "legacy_id_map"
+        constraints = [
+            models.UniqueConstraint(fields=["legacy_table", "legacy_id"], name="legacy_id_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.legacy_table}#{self.legacy_id} -> {self.new_id} ({self.outcome})"

@@ -1,0 +1,222 @@
+"""Settings, read from environment variables only (12-factor).
+
+Every variable has a safe development default so `make run` works with no service at all
+(SQLite, local media, in-process jobs). Production sets DEBUG=false, a real SECRET_KEY,
+ALLOWED_HOSTS, DATABASE_URL, REDIS_URL and a bucket; `manage.py check --deploy` then reports
+nothing. The README lists every variable.
+"""
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+# DEBUG is off unless asked for: a forgotten variable must not expose tracebacks.
+DEBUG = env.bool("DEBUG", default=False)
+
+# The development key is deliberately recognisable; `check --deploy` flags it (security.W009)
+# and the production checklist in the README says to set a real one.
+SECRET_KEY = env.str("SECRET_KEY", default="django-insecure-dev-only-set-SECRET_KEY-in-production")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "django_rq",
+    "catalog",
+    "ingest",
+    "review",
+    "publicapi",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------------------
+# Default: a SQLite file in the project folder (the embedded mode). Production: PostgreSQL.
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # IMMEDIATE takes the write lock when a transaction starts, so an in-process job and a
+    # request writing at the same time wait for each other instead of failing with
+    # "database is locked" halfway through; WAL lets readers go on meanwhile.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Jobs (rq through django-rq) ------------------------------------------------------------
+# Unset REDIS_URL = the embedded mode: ingest jobs run in-process after the request's
+# transaction commits (see ingest.services). Set = jobs go to the `ingest` queue and a worker
+# (`python manage.py rqworker ingest maintenance --with-scheduler`) runs them.
+REDIS_URL = env.str("REDIS_URL", default="")
+_rq_url = REDIS_URL or "redis://127.0.0.1:6379/0"
+RQ_QUEUES = {
+    "ingest": {"URL": _rq_url, "DEFAULT_TIMEOUT": env.int("INGEST_JOB_TIMEOUT", default=900)},
+    "maintenance": {"URL": _rq_url, "DEFAULT_TIMEOUT": 3600},
+}
+RQ = {"COMMIT_MODE": "on_db_commit"}
+RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
+
+# --- Storage ------------------------------------------------------------------------------
+# Default: the local media folder. Set AWS_STORAGE_BUCKET_NAME to store images in S3 (or any
+# S3-compatible service through AWS_S3_ENDPOINT_URL) via django-storages.
+MEDIA_ROOT = env.path("MEDIA_ROOT", default=BASE_DIR / "media")
+MEDIA_URL = env.str("MEDIA_URL", default="/media/")
+STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
+STATIC_URL = "static/"
+
+AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME", default="")
+if AWS_STORAGE_BUCKET_NAME:
+    _default_storage = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": AWS_STORAGE_BUCKET_NAME,
+            "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
+            "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
+            "custom_domain": env.str("AWS_S3_CUSTOM_DOMAIN", default="") or None,
+            # Objects are content-addressed and public once published; plain URLs cache well.
+            "querystring_auth": env.bool("AWS_QUERYSTRING_AUTH", default=False),
+            "file_overwrite": True,
+            "object_parameters": {"CacheControl": "public, max-age=31536000, immutable"},
+        },
+    }
+else:
+    _default_storage = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": MEDIA_ROOT, "base_url": MEDIA_URL},
+    }
+STORAGES = {
+    "default": _default_storage,
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+# Local media is served by Django itself in the embedded mode (there is no other server);
+# with a bucket, URLs point at the bucket or its CDN.
+SERVE_MEDIA = env.bool("SERVE_MEDIA", default=not AWS_STORAGE_BUCKET_NAME)
+WHITENOISE_USE_FINDERS = DEBUG
+
+# --- Ingest -------------------------------------------------------------------------------
+# Secrets in the Standard Webhooks format (whsec_<base64>), comma-separated; several may be
+# active at once so crawlers can rotate.
+INGEST_SECRETS = env.list("INGEST_SECRETS", default=[])
+INGEST_SIGNATURE_TOLERANCE_SECONDS = env.int("INGEST_SIGNATURE_TOLERANCE_SECONDS", default=300)
+# Hosts exempt from the private-address guard (tests and local demos only).
+INGEST_FETCH_ALLOWED_HOSTS = env.list("INGEST_FETCH_ALLOWED_HOSTS", default=[])
+INGEST_MAX_IMAGES = env.int("INGEST_MAX_IMAGES", default=500)
+INGEST_MAX_BODY_BYTES = env.int("INGEST_MAX_BODY_BYTES", default=1024 * 1024)
+INGEST_MAX_IMAGE_BYTES = env.int("INGEST_MAX_IMAGE_BYTES", default=25 * 1024 * 1024)
+INGEST_MAX_IMAGE_PIXELS = env.int("INGEST_MAX_IMAGE_PIXELS", default=64_000_000)
+INGEST_CONNECT_TIMEOUT = env.float("INGEST_CONNECT_TIMEOUT", default=5.0)
+INGEST_READ_TIMEOUT = env.float("INGEST_READ_TIMEOUT", default=10.0)
+INGEST_IMAGE_DEADLINE = env.float("INGEST_IMAGE_DEADLINE", default=30.0)
+INGEST_MAX_REDIRECTS = env.int("INGEST_MAX_REDIRECTS", default=3)
+INGEST_DOWNLOAD_WORKERS = env.int("INGEST_DOWNLOAD_WORKERS", default=8)
+INGEST_DUPLICATE_MAX_DISTANCE = env.int("INGEST_DUPLICATE_MAX_DISTANCE", default=8)
+# Django refuses request bodies above this before any view runs; one album is at most 1 MB.
+DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BODY_BYTES
+
+# --- REST framework and the public API ------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_THROTTLE_RATES": {"anon": env.str("PUBLIC_API_THROTTLE_RATE", default="120/min")},
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Fashion archive API",
+    "DESCRIPTION": "Read-only API over the published archive, and the signed crawler ingest.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+PUBLIC_API_CACHE_SECONDS = env.int("PUBLIC_API_CACHE_SECONDS", default=60)
+
+# --- Security -----------------------------------------------------------------------------
+# Secure by default whenever DEBUG is off; each can be turned off explicitly (for example
+# SECURE_SSL_REDIRECT=false behind a proxy that already redirects).
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=not DEBUG)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+if env.bool("TRUST_X_FORWARDED_PROTO", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+X_FRAME_OPTIONS = "DENY"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+}

@@ -1,0 +1,121 @@
+"""Unmanaged models over the `public_*` SQL views (created by this app's migrations).
+
+The public API reads only these. A view holds published, live rows and the live images of
+those rows, and selects an explicit list of public columns, so nothing unpublished and no
+review detail (reviewer, reject reason, job, checksum) can reach the API by construction.
+tests/publicapi/test_views_sql.py compares every view's columns with the model below.
+"""
+
+from django.db import models
+
+
+class PublicBrand(models.Model):
+    name = models.CharField(max_length=128)
+    slug = models.SlugField(max_length=128)
+    is_featured = models.BooleanField()
+    runway_count = models.IntegerField()
+    latest_published_at = models.DateTimeField(null=True)
+
+    class Meta:
+        managed = False
+        db_table = "public_brands"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PublicRunway(models.Model):
+    brand = models.ForeignKey(
+        PublicBrand, on_delete=models.DO_NOTHING, db_constraint=False, related_name="runways"
+    )
+    season_code = models.CharField(max_length=16)
+    season = models.CharField(max_length=64)
+    year = models.IntegerField()
+    collection_type = models.CharField(max_length=32)
+    title = models.CharField(max_length=255)
+    description = models.TextField()
+    # Null unless the cover is a live image of this runway (the view checks both).
+    cover = models.ForeignKey(
+        "PublicRunwayImage",
+        null=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    image_count = models.IntegerField()
+    published_at = models.DateTimeField(null=True)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        managed = False
+        db_table = "public_brand_runways"
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class PublicRunwayImage(models.Model):
+    runway = models.ForeignKey(
+        PublicRunway, on_delete=models.DO_NOTHING, db_constraint=False, related_name="images"
+    )
+    storage_key = models.CharField(max_length=512)
+    width = models.IntegerField()
+    height = models.IntegerField()
+    sort_order = models.IntegerField()
+    look_index = models.IntegerField()
+
+    class Meta:
+        managed = False
+        db_table = "public_brand_runway_images"
+
+    def __str__(self) -> str:
+        return self.storage_key
+
+
+class PublicStreetSnap(models.Model):
+    city = models.CharField(max_length=64)
+    year = models.IntegerField()
+    month = models.IntegerField()
+    title = models.CharField(max_length=255)
+    description = models.TextField()
+    cover = models.ForeignKey(
+        "PublicStreetSnapImage",
+        null=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    image_count = models.IntegerField()
+    published_at = models.DateTimeField(null=True)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        managed = False
+        db_table = "public_street_snaps"
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class PublicStreetSnapImage(models.Model):
+    street_snap = models.ForeignKey(
+        PublicStreetSnap, on_delete=models.DO_NOTHING, db_constraint=False, related_name="images"
+    )
+    storage_key = models.CharField(max_length=512)
+    width = models.IntegerField()
+    height = models.IntegerField()
+    sort_order = models.IntegerField()
+    # A detail whose parent is not a live main image of the same album comes out as a main
+    # image (parent null, is_detail false): the view decides, so the API cannot get it wrong.
+    is_detail = models.BooleanField()
+    parent = models.ForeignKey(
+        "self", null=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+
+    class Meta:
+        managed = False
+        db_table = "public_street_snap_images"
+
+    def __str__(self) -> str:
+        return self.storage_key

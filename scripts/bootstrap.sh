@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Create .venv with a Python >= 3.12 and install the pinned requirements into it.
+# Usage: scripts/bootstrap.sh [requirements-file]   (default: requirements.txt)
+# Quiet when nothing changed: the install is skipped while the requirements file's hash matches.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+reqs=${1:-requirements.txt}
+
+find_python() {
+    local candidate
+    for candidate in python3.13 python3.12 python3; do
+        if command -v "$candidate" >/dev/null 2>&1 &&
+            "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+            command -v "$candidate"
+            return
+        fi
+    done
+    # pyenv installs that are not on PATH (a bare python3.12 shim fails without PYENV_VERSION).
+    if command -v pyenv >/dev/null 2>&1; then
+        local version
+        for version in $(pyenv versions --bare 2>/dev/null | grep -E '^3\.(1[2-9]|[2-9][0-9])' | sort -rV); do
+            local root
+            root=$(pyenv root)/versions/$version/bin/python3
+            if [ -x "$root" ]; then
+                echo "$root"
+                return
+            fi
+        done
+    fi
+    return 1
+}
+
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
+    python=$(find_python) || {
+        echo "error: Python 3.12 or newer is needed (python3.12/python3.13 on PATH, or pyenv)." >&2
+        exit 1
+    }
+    echo "==> creating .venv with $python ($("$python" --version))"
+    rm -rf .venv
+    "$python" -m venv .venv
+    .venv/bin/python -m pip install --quiet --upgrade pip
+fi
+
+stamp=.venv/.installed-$(basename "$reqs")
+want=$(cat requirements*.txt | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    echo "==> installing $reqs"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$reqs"
+    echo "$want" >"$stamp"
+fi

@@ -1,0 +1,142 @@
+"""factory_boy factories for every model. Entity keys come from sequences so two factory
+records never collide unless a test makes them."""
+
+import hashlib
+
+import factory
+from django.utils import timezone
+
+from catalog.models import (
+    Brand,
+    BrandAlias,
+    LegacyIdMap,
+    Runway,
+    RunwayImage,
+    StreetSnap,
+    StreetSnapImage,
+)
+from ingest.models import IngestJob, UsedWebhookId
+
+
+class BrandFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Brand
+        django_get_or_create = ("slug",)
+
+    name = factory.Sequence(lambda n: f"Brand {n}")
+    slug = factory.Sequence(lambda n: f"brand-{n}")
+
+
+class BrandAliasFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = BrandAlias
+
+    brand = factory.SubFactory(BrandFactory)
+    alias = factory.Sequence(lambda n: f"Alias {n}")
+
+
+class RunwayFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Runway
+
+    brand = factory.SubFactory(BrandFactory)
+    season_code = factory.Sequence(lambda n: f"FW{n:04d}")
+    season = "Fall/Winter"
+    year = 2024
+    collection_type = "ready-to-wear"
+    title = factory.Sequence(lambda n: f"Runway {n}")
+
+    class Params:
+        published = factory.Trait(
+            status=Runway.Status.PUBLISHED,
+            published_at=factory.LazyFunction(timezone.now),
+            reviewed_at=factory.LazyFunction(timezone.now),
+            reviewer="editor",
+        )
+
+
+def _key(n: int) -> str:
+    digest = hashlib.sha1(str(n).encode()).hexdigest()  # noqa: S324 - a test key, not security
+    return f"images/{digest[:2]}/{digest}.jpg"
+
+
+class RunwayImageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RunwayImage
+
+    runway = factory.SubFactory(RunwayFactory)
+    storage_key = factory.Sequence(_key)
+    sha1 = factory.LazyAttribute(lambda o: o.storage_key.rsplit("/", 1)[-1][:40])
+    width = 800
+    height = 1200
+    byte_size = 123_456
+    mime_type = "image/jpeg"
+    original_url = factory.Sequence(lambda n: f"https://example.com/a/{n}.jpg")
+    sort_order = factory.Sequence(lambda n: n)
+    look_index = factory.Sequence(lambda n: n + 1)
+
+
+class StreetSnapFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = StreetSnap
+
+    city = "Copenhagen"
+    year = 2026
+    month = 8
+    title = factory.Sequence(lambda n: f"Street Style {n}")
+
+    class Params:
+        published = factory.Trait(
+            status=StreetSnap.Status.PUBLISHED,
+            published_at=factory.LazyFunction(timezone.now),
+            reviewed_at=factory.LazyFunction(timezone.now),
+            reviewer="editor",
+        )
+
+
+class StreetSnapImageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = StreetSnapImage
+
+    street_snap = factory.SubFactory(StreetSnapFactory)
+    storage_key = factory.Sequence(_key)
+    sha1 = factory.LazyAttribute(lambda o: o.storage_key.rsplit("/", 1)[-1][:40])
+    width = 800
+    height = 1200
+    byte_size = 98_765
+    mime_type = "image/jpeg"
+    original_url = factory.Sequence(lambda n: f"https://example.com/s/{n}.jpg")
+    sort_order = factory.Sequence(lambda n: n)
+    is_detail = factory.LazyAttribute(lambda o: o.parent is not None)
+    parent = None
+
+
+class IngestJobFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = IngestJob
+
+    kind = IngestJob.Kind.RUNWAY
+    source = "vogue"
+    source_url = factory.Sequence(lambda n: f"https://example.com/shows/{n}")
+    payload = factory.LazyAttribute(
+        lambda o: {"kind": o.kind, "source": o.source, "source_url": o.source_url, "images": []}
+    )
+    payload_checksum = factory.Sequence(lambda n: hashlib.sha256(str(n).encode()).hexdigest())
+    webhook_id = factory.Sequence(lambda n: f"msg_{n}")
+
+
+class UsedWebhookIdFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = UsedWebhookId
+
+    webhook_id = factory.Sequence(lambda n: f"msg_used_{n}")
+
+
+class LegacyIdMapFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = LegacyIdMap
+
+    legacy_table = "brand_runways"
+    legacy_id = factory.Sequence(lambda n: n + 1)
+    new_id = factory.Sequence(lambda n: n + 1)
+    outcome = "imported"
