@@ -8,7 +8,7 @@ reqs=${1:-requirements.txt}
 
 find_python() {
     local candidate
-    for candidate in python3.13 python3.12 python3; do
+    for candidate in python3.12 python3.13 python3; do
         if command -v "$candidate" >/dev/null 2>&1 &&
             "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
             command -v "$candidate"
@@ -18,7 +18,7 @@ find_python() {
     # pyenv installs that are not on PATH (a bare python3.12 shim fails without PYENV_VERSION).
     if command -v pyenv >/dev/null 2>&1; then
         local version
-        for version in $(pyenv versions --bare 2>/dev/null | grep -E '^3\.(1[2-9]|[2-9][0-9])' | sort -rV); do
+        for version in $(pyenv versions --bare 2>/dev/null | grep -E '^3\.(1[2-9]|[2-9][0-9])' | sort -V); do
             local root
             root=$(pyenv root)/versions/$version/bin/python3
             if [ -x "$root" ]; then
