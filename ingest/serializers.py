@@ -178,7 +178,8 @@ class StreetAlbumSerializer(AlbumSerializerBase):
 
     def normalise_images(self, images):
         normalised = []
-        errors: list[dict[str, list[str]]] = []
+        # Keyed by index, the shape DRF gives per-item errors of a list.
+        errors: dict[int, dict[str, list[str]]] = {}
         for position, image in enumerate(images):
             parent = image.get("parent")
             is_detail = image.get("is_detail", parent is not None)
@@ -193,9 +194,10 @@ class StreetAlbumSerializer(AlbumSerializerBase):
                 error = "An image cannot be its own parent."
             elif parent is not None and _is_detail(images[parent]):
                 error = f"Image {parent} is a detail; a parent must be a main image."
-            errors.append({"parent": [error]} if error else {})
+            if error:
+                errors[position] = {"parent": [error]}
             normalised.append({"url": image["url"], "is_detail": is_detail, "parent": parent})
-        if any(errors):
+        if errors:
             raise serializers.ValidationError({"images": errors})
         return normalised
 

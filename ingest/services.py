@@ -74,9 +74,9 @@ def ingest_job_accept(*, webhook_id: str, album: dict[str, Any]) -> IngestJob:
 
 
 def rq_job_id(job_id: int) -> str:
-    # One rq id per ingest job: reconcile can ask Redis whether the job is still there, and a
-    # second enqueue of a job that is already waiting replaces it instead of doubling it.
-    return f"ingest-job-{job_id}"
+    # One rq id per ingest job (e.g. "ingest-job-17"): reconcile can ask Redis whether the job
+    # is still there, and a second enqueue of a waiting job replaces it instead of doubling it.
+    return f"{settings.INGEST_QUEUE}-job-{job_id}"
 
 
 def ingest_job_enqueue(*, job_id: int) -> bool:
