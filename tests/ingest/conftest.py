@@ -185,12 +185,17 @@ class Route:
     trickle_interval: float = 0.0  # seconds between single bytes
     # Answers served before this route's own (e.g. [503] = one 503, then the body).
     failures_first: tuple[int, ...] = ()
+    # The first request hangs (until the server closes) after setting ImageServer.held: a
+    # test knows a worker is mid-download, deterministically.
+    hold_first: bool = False
 
 
 class ImageServer:
     def __init__(self) -> None:
         self.routes: dict[str, Route] = {}
         self.hits: Counter[str] = Counter()
+        self.held = threading.Event()
+        self.release = threading.Event()
         self._lock = threading.Lock()
         server = self
 
@@ -208,6 +213,10 @@ class ImageServer:
                 route = server.routes.get(path)
                 if route is None:
                     return self._send(404, b"not found", "text/plain")
+                if route.hold_first and hit == 1:
+                    server.held.set()
+                    server.release.wait(timeout=120)
+                    return None
                 if hit <= len(route.failures_first):
                     return self._send(route.failures_first[hit - 1], b"try later", "text/plain")
                 if route.location:
@@ -258,6 +267,7 @@ class ImageServer:
         return f"http://{host}:{self.port}{path}"
 
     def close(self) -> None:
+        self.release.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join()
@@ -323,35 +333,32 @@ def s3_storage(settings, moto_s3):
 
 @pytest.fixture
 def rq_queue(settings):
-    """A queue of our own on TEST_REDIS_URL, so nothing else on that Redis is touched; it and
-    every job it saw are deleted afterwards."""
+    """A queue of our own on TEST_REDIS_URL, so nothing else on that Redis is touched.
+
+    Every key we create carries the queue's unique name: the queue and its registries, the rq
+    job ids (ingest.services.rq_job_id) and their results, and the names we give workers. So
+    cleaning up is deleting the keys that match it, and dropping our workers from rq's sets.
+    """
     import django_rq
-    from rq.job import Job
 
     name = f"ingest-test-{uuid.uuid4().hex[:10]}"
     settings.REDIS_URL = TEST_REDIS_URL
     settings.INGEST_QUEUE = name
-    settings.RQ_QUEUES = {**settings.RQ_QUEUES, name: {"URL": TEST_REDIS_URL, "DEFAULT_TIMEOUT": 60}}
+    settings.RQ_QUEUES = {
+        **settings.RQ_QUEUES,
+        name: {"URL": TEST_REDIS_URL, "DEFAULT_TIMEOUT": 120},
+    }
     queue = django_rq.get_queue(name)
-    created_job_ids: set[str] = set()
     yield queue
-    registries = [
-        queue.started_job_registry,
-        queue.finished_job_registry,
-        queue.failed_job_registry,
-        queue.scheduled_job_registry,
-        queue.deferred_job_registry,
-        queue.canceled_job_registry,
-    ]
-    for registry in registries:
-        created_job_ids.update(registry.get_job_ids())
-    created_job_ids.update(queue.get_job_ids())
-    for job_id in created_job_ids:
-        job = Job.fetch(job_id, connection=queue.connection) if Job.exists(
-            job_id, connection=queue.connection
-        ) else None
-        if job is not None:
-            job.delete(remove_from_queue=True, delete_dependents=True)
-    for registry in registries:
-        queue.connection.delete(registry.key)
-    queue.delete(delete_jobs=True)
+    redis = queue.connection
+    for key in list(redis.scan_iter(match=f"*{name}*", count=1000)):
+        redis.delete(key)
+    for registry_set in ("rq:workers", "rq:queues"):
+        for member in redis.smembers(registry_set):
+            if name.encode() in member:
+                redis.srem(registry_set, member)
+    # A worker run --with-scheduler registers its scheduler under a random id, naming the
+    # queues it serves.
+    for key in list(redis.scan_iter(match="rq:scheduler:*", count=1000)):
+        if redis.type(key) == b"hash" and name.encode() in (redis.hget(key, "queues") or b""):
+            redis.delete(key)

@@ -127,4 +127,7 @@ def test_the_source_fields_are_not_content(album, source, source_url):
 
 
 def test_the_image_fields_cover_the_structure_of_each_kind():
-    assert IMAGE_FIELDS == {"runway": ("url", "look_index"), "street": ("url", "is_detail", "parent")}
+    assert IMAGE_FIELDS == {
+        "runway": ("url", "look_index"),
+        "street": ("url", "is_detail", "parent"),
+    }

@@ -188,7 +188,9 @@ def test_a_live_record_with_the_entity_key_skips_whatever_its_source(acme, photo
 
 
 def test_a_street_snap_matches_its_entity_key_with_the_title_folded(photos):
-    existing = StreetSnapFactory(city="Copenhagen", year=2026, month=8, title="Street  Style Copenhagen")
+    existing = StreetSnapFactory(
+        city="Copenhagen", year=2026, month=8, title="Street  Style Copenhagen"
+    )
 
     job = run(submit(street_album(photos, title="Street Style\tCopenhagen")))
 
