@@ -119,7 +119,7 @@ def street_album(urls: list[str], **overrides: Any) -> dict[str, Any]:
     return album
 
 
-# --- Real photographs ------------------------------------------------------------------------------
+# --- Real photographs -----------------------------------------------------------------------------
 
 PHOTOS: dict[str, Callable[[], np.ndarray]] = {
     "astronaut": skdata.astronaut,
@@ -173,7 +173,7 @@ def png_bomb(width: int = 30_000, height: int = 30_000) -> bytes:
     )
 
 
-# --- A local HTTP server: the "internet" the worker downloads from ----------------------------------
+# --- A local HTTP server: the "internet" the worker downloads from --------------------------------
 
 
 @dataclass
@@ -328,7 +328,7 @@ def s3_storage(settings, moto_s3):
     return bucket
 
 
-# --- rq on the test Redis ------------------------------------------------------------------------------
+# --- rq on the test Redis -------------------------------------------------------------------------
 
 
 @pytest.fixture

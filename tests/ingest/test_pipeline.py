@@ -456,7 +456,7 @@ def test_a_job_found_running_is_taken_over(acme, photos):
     assert job.attempts == 2
 
 
-# --- Races -----------------------------------------------------------------------------------------
+# --- Races ----------------------------------------------------------------------------------------
 
 
 def test_a_unique_violation_in_the_final_transaction_skips_as_a_lost_race(
