@@ -193,16 +193,18 @@ def _resolve_checked(
     target: _Target, allowed: frozenset[str], resolver: Resolver
 ) -> list[tuple[int, tuple[Any, ...]]]:
     """Resolve once and check every address; return (family, sockaddr) pairs to connect to."""
+    candidates: list[tuple[int, tuple[Any, ...]]] = []
     try:
         literal: IPAddress | None = ipaddress.ip_address(target.host)
     except ValueError:
         literal = None
     if literal is not None:
+        # An IP literal needs no lookup, and the resolver is not asked.
         family = socket.AF_INET6 if literal.version == 6 else socket.AF_INET
         sockaddr: tuple[Any, ...] = (str(literal), target.port)
         if literal.version == 6:
             sockaddr = (str(literal), target.port, 0, 0)
-        candidates = [(family, sockaddr)]
+        candidates.append((family, sockaddr))
     else:
         try:
             infos = resolver(target.ascii_host, target.port, type=socket.SOCK_STREAM)
@@ -210,7 +212,6 @@ def _resolve_checked(
             permanent = exc.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", None))
             reason = "not found" if permanent else "could not be resolved"
             raise FetchError(f"host {target.host} {reason}", transient=not permanent) from None
-        candidates = []
         for family, _type, _proto, _canonname, sockaddr in infos:
             known = (family, sockaddr) in candidates
             if family in (socket.AF_INET, socket.AF_INET6) and not known:
@@ -345,7 +346,7 @@ class _Exchange:
         # HTTPConnection only formats the request and parses the response here: its sock is
         # set before any send, so it never connects (nor resolves) anything itself.
         conn = http.client.HTTPConnection(target.ascii_host, target.port)
-        conn.sock = _DeadlineSocket(sock, policy, self._deadline)  # type: ignore[assignment]
+        conn.sock = _DeadlineSocket(sock, policy, self._deadline)
         try:
             conn.putrequest("GET", target.request_target, skip_host=True, skip_accept_encoding=True)
             conn.putheader("Host", target.host_header)
@@ -360,10 +361,10 @@ class _Exchange:
             raise
         except TimeoutError:
             raise FetchError("read timeout", transient=True) from None
+        except http.client.RemoteDisconnected:  # also a ConnectionError: keep it first
+            raise FetchError("server closed the connection", transient=True) from None
         except ConnectionError as exc:
             raise FetchError(f"connection lost ({_os_reason(exc)})", transient=True) from None
-        except http.client.RemoteDisconnected:
-            raise FetchError("server closed the connection", transient=True) from None
         except (http.client.HTTPException, ValueError) as exc:
             raise FetchError(f"malformed HTTP response ({exc})", transient=False) from None
         except OSError as exc:

@@ -183,6 +183,7 @@ def http_server() -> Iterator[LocalServer]:
             "/big-chunked": chunked(b"x" * 5000),
             "/gzip": lambda h: send(h, 200, b"\x1f\x8b...", headers={"Content-Encoding": "gzip"}),
             "/cut-short": cut_short,
+            "/hang-up": lambda h: setattr(h, "close_connection", True),  # no response at all
             "/trickle": trickle_body,
             "/trickle-headers": trickle_headers,
             "/slow": slow_answer,
@@ -314,6 +315,7 @@ def test_html_served_as_jpeg_is_fetched_and_then_refused_by_the_image_check(
         ("/no-location", "HTTP 302 without Location", False),
         ("/cut-short", "connection closed before the body was complete", True),
         ("/gzip", "content-encoding gzip not accepted", False),
+        ("/hang-up", "server closed the connection", True),
     ],
 )
 def test_http_failures(http_server: LocalServer, path: str, reason: str, transient: bool) -> None:
