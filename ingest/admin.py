@@ -35,6 +35,29 @@ def record_admin_url(job: IngestJob) -> str | None:
         return None
 
 
+PAYLOAD_ORDER = [
+    "kind",
+    "source",
+    "source_url",
+    "brand",
+    "season_code",
+    "season",
+    "collection_type",
+    "city",
+    "year",
+    "month",
+    "title",
+    "description",
+    "images",
+]
+COUNTS_ORDER = ["received", "stored", "refused", "repeated", "duplicates"]
+
+
+def _ordered(mapping: dict, order: list[str]) -> dict:
+    rank = {key: n for n, key in enumerate(order)}
+    return dict(sorted(mapping.items(), key=lambda item: (rank.get(item[0], len(order)), item[0])))
+
+
 def _age(delta: timedelta) -> str:
     seconds = int(delta.total_seconds())
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
@@ -110,7 +133,9 @@ class IngestJobAdmin(admin.ModelAdmin):
 
     @admin.display(description="payload")
     def payload_pretty(self, job: IngestJob) -> str:
-        text = json.dumps(job.payload, indent=2, ensure_ascii=False, sort_keys=False)
+        # PostgreSQL's jsonb keeps no key order: show the album in the contract's order.
+        payload = _ordered(job.payload, PAYLOAD_ORDER)
+        text = json.dumps(payload, indent=2, ensure_ascii=False)
         return format_html('<pre style="white-space: pre-wrap">{}</pre>', text)
 
     @admin.display(description="counts")
@@ -118,7 +143,7 @@ class IngestJobAdmin(admin.ModelAdmin):
         counts = (job.report or {}).get("counts")
         if not counts:
             return "-"
-        return format_html_join(", ", "{}: {}", counts.items())
+        return format_html_join(", ", "{}: {}", _ordered(counts, COUNTS_ORDER).items())
 
     @admin.display(description="issues")
     def report_issues(self, job: IngestJob) -> str:

@@ -270,7 +270,12 @@ class JobStatusSerializer(serializers.Serializer):
     def get_report(self, job: IngestJob) -> dict[str, Any]:
         # A job that has not run yet has no report: an empty one, so the shape never changes.
         if job.report:
-            return job.report
+            report = dict(job.report)
+            # jsonb keeps no key order; give the counts in the order the README documents.
+            counts = report.get("counts", {})
+            names = ReportCountsSerializer().fields
+            report["counts"] = {name: counts.get(name, 0) for name in names}
+            return report
         return {
             "album_images": len(job.payload.get("images", [])),
             "counts": dict.fromkeys(ReportCountsSerializer().fields, 0),

@@ -109,11 +109,14 @@ def ingest_job_enqueue(*, job_id: int) -> bool:
         except RedisError:
             logger.warning("ingest job %s: Redis unavailable; reconcile will enqueue it", job_id)
             return False
+        IngestJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
     else:
         from ingest import inline
 
+        # Marked first: once submitted, the job's own writes start at once, and on SQLite two
+        # writers contend for the one database lock.
+        IngestJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
         inline.submit(job_id)
-    IngestJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
     return True
 
 
