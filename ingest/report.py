@@ -69,6 +69,6 @@ class Report:
                 "repeated": self.repeated,
                 "duplicates": self.duplicates,
             },
-            "issues": list(self.issues),
+            "issues": sorted(self.issues, key=lambda issue: issue["index"]),
             "issues_truncated": self.issues_truncated,
         }
