@@ -88,9 +88,7 @@ def run_worker_until_idle(queue_name: str) -> str:
 @pytest.mark.postgres
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_a_crawler_pushes_albums_to_a_running_server_and_a_worker(
-    rq_queue, image_server, server
-):
+def test_a_crawler_pushes_albums_to_a_running_server_and_a_worker(rq_queue, image_server, server):
     BrandFactory(name="Acme", slug="acme")
     crawler = HttpCrawler(server)
     photos = [
