@@ -95,16 +95,16 @@ def run_job(job_id: int, *, final_attempt: bool) -> str:
     try:
         return _run(claim, report, final_attempt=final_attempt)
     except Superseded:
-        logger.warning("ingest job %s attempt %s was superseded", job_id, claim.attempt)
-        return "superseded"
+        return _superseded(claim)
     except JobEnd as end:
-        _finish(claim, end, report)
-        return end.status
+        return _end(claim, end, report)
     except Transient as exc:
         if final_attempt:
-            _finish(claim, JobEnd(Status.FAILED, exc.reason, exc.error), report)
-            return Status.FAILED
-        ingest_job_release(claim=claim, error=exc.error)
+            return _end(claim, JobEnd(Status.FAILED, exc.reason, exc.error), report)
+        try:
+            ingest_job_release(claim=claim, error=exc.error)
+        except Superseded:
+            return _superseded(claim)  # another execution decides, and retries if need be
         raise
     except (OperationalError, InterfaceError) as exc:
         # The database went away (or deadlocked): retry like any transient error. Recording
@@ -113,8 +113,7 @@ def run_job(job_id: int, *, final_attempt: bool) -> str:
         error = f"database error: {_short(exc)}"
         try:
             if final_attempt:
-                _finish(claim, JobEnd(Status.FAILED, "database_error", error), report)
-                return Status.FAILED
+                return _end(claim, JobEnd(Status.FAILED, "database_error", error), report)
             ingest_job_release(claim=claim, error=error)
         except (OperationalError, InterfaceError, Superseded):
             pass
@@ -124,8 +123,22 @@ def run_job(job_id: int, *, final_attempt: bool) -> str:
         # the traceback for us.
         logger.exception("ingest job %s failed unexpectedly", job_id)
         error = f"internal error: {type(exc).__name__}: {_short(exc)}"
-        _finish(claim, JobEnd(Status.FAILED, "internal_error", error), report)
-        return Status.FAILED
+        return _end(claim, JobEnd(Status.FAILED, "internal_error", error), report)
+
+
+def _end(claim: Claim, end: JobEnd, report: Report) -> str:
+    try:
+        _finish(claim, end, report)
+    except Superseded:
+        return _superseded(claim)
+    return end.status
+
+
+def _superseded(claim: Claim) -> str:
+    # Reclaimed (stale) or claimed again while this execution ran: whatever it did was rolled
+    # back or never written, and the owner of the job finishes it.
+    logger.warning("ingest job %s attempt %s was superseded", claim.job_id, claim.attempt)
+    return "superseded"
 
 
 def _finish(claim: Claim, end: JobEnd, report: Report) -> None:
