@@ -67,6 +67,21 @@ def test_the_list_shows_status_kind_source_attempts_and_filters(admin_client):
     assert filtered.context["cl"].result_count == 1
 
 
+def test_jobs_are_found_by_id_url_or_webhook_id(admin_client):
+    job = IngestJobFactory(source_url="https://example.com/shows/acme-fw24", webhook_id="msg_42")
+    IngestJobFactory()
+
+    by_id = admin_client.get(reverse(CHANGELIST), {"q": str(job.pk)})
+    by_url = admin_client.get(reverse(CHANGELIST), {"q": "acme-fw24"})
+    by_webhook = admin_client.get(reverse(CHANGELIST), {"q": "msg_42"})
+    by_text = admin_client.get(reverse(CHANGELIST), {"q": "not a number"})
+
+    assert job in by_id.context["cl"].result_list
+    assert by_url.context["cl"].result_count == 1
+    assert by_webhook.context["cl"].result_count == 1
+    assert by_text.status_code == 200
+
+
 def test_the_job_page_shows_payload_and_report_readably(admin_client, report):
     job = IngestJobFactory(
         status="succeeded",
