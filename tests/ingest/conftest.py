@@ -362,3 +362,22 @@ def rq_queue(settings):
     for key in list(redis.scan_iter(match="rq:scheduler:*", count=1000)):
         if redis.type(key) == b"hash" and name.encode() in (redis.hget(key, "queues") or b""):
             redis.delete(key)
+
+
+def worker_env(queue_name: str) -> dict[str, str]:
+    """The environment of a worker process (`manage.py rqworker`) that serves the test's queue
+    and sees the test database (whose rows the test must have committed)."""
+    from django.conf import settings
+    from django.db import connection
+
+    db = connection.settings_dict
+    keep = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG", "PYTHONPATH"}}
+    return {
+        **keep,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "REDIS_URL": TEST_REDIS_URL,
+        "INGEST_QUEUE": queue_name,
+        "INGEST_FETCH_ALLOWED_HOSTS": "127.0.0.1",
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "LOG_LEVEL": "WARNING",
+    }

@@ -16,8 +16,7 @@ from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 
 from catalog.models import Runway, StreetSnap
 from tests.factories import BrandFactory
-from tests.ingest.conftest import jpeg, runway_album, signed_headers, street_album
-from tests.ingest.test_worker import worker_env
+from tests.ingest.conftest import jpeg, runway_album, signed_headers, street_album, worker_env
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from django.conf import settings
 from django.db import connection
 from rq import SimpleWorker
 from rq.job import Job, JobStatus
@@ -23,7 +22,7 @@ from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept, ingest_jobs_reconcile, rq_job_id
 from tests.factories import BrandFactory
-from tests.ingest.conftest import TEST_REDIS_URL, jpeg, runway_album
+from tests.ingest.conftest import TEST_REDIS_URL, jpeg, runway_album, worker_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -173,20 +172,6 @@ def test_a_dropped_database_connection_is_retried(rq_queue, image_server, settin
 def _libpq() -> dict:
     db = connection.settings_dict
     return {"host": db["HOST"], "port": db["PORT"], "user": db["USER"], "dbname": db["NAME"]}
-
-
-def worker_env(queue_name: str) -> dict[str, str]:
-    db = connection.settings_dict
-    keep = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG", "PYTHONPATH"}}
-    return {
-        **keep,
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-        "REDIS_URL": TEST_REDIS_URL,
-        "INGEST_QUEUE": queue_name,
-        "INGEST_FETCH_ALLOWED_HOSTS": "127.0.0.1",
-        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
-        "LOG_LEVEL": "WARNING",
-    }
 
 
 def rqworker(queue_name: str, *extra: str, **popen) -> subprocess.Popen:
