@@ -184,7 +184,8 @@ def _run(claim: Claim, report: Report, *, final_attempt: bool) -> str:
     try:
         return _write(claim, kind, album, stored, report)
     except LostRace:
-        winner = kind.by_source_key(album)
+        # The winner holds the source key, or (another article of the same album) the entity key.
+        winner = kind.by_source_key(album) or kind.by_entity_key(album, kind.brand(album))
         raise JobEnd(Status.SKIPPED, "lost_race", record=winner) from None
 
 
