@@ -98,10 +98,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # (`python manage.py rqworker ingest maintenance --with-scheduler`) runs them.
 REDIS_URL = env.str("REDIS_URL", default="")
 _rq_url = REDIS_URL or "redis://127.0.0.1:6379/0"
+INGEST_JOB_TIMEOUT = env.int("INGEST_JOB_TIMEOUT", default=900)
+# The queue ingest jobs go to; tests point it at a queue of their own.
+INGEST_QUEUE = env.str("INGEST_QUEUE", default="ingest")
 RQ_QUEUES = {
-    "ingest": {"URL": _rq_url, "DEFAULT_TIMEOUT": env.int("INGEST_JOB_TIMEOUT", default=900)},
+    "ingest": {"URL": _rq_url, "DEFAULT_TIMEOUT": INGEST_JOB_TIMEOUT},
     "maintenance": {"URL": _rq_url, "DEFAULT_TIMEOUT": 3600},
 }
+RQ_QUEUES.setdefault(INGEST_QUEUE, {"URL": _rq_url, "DEFAULT_TIMEOUT": INGEST_JOB_TIMEOUT})
 RQ = {"COMMIT_MODE": "on_db_commit"}
 RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 
@@ -166,6 +170,20 @@ INGEST_MAX_REDIRECTS = env.int("INGEST_MAX_REDIRECTS", default=3)
 INGEST_DOWNLOAD_WORKERS = env.int("INGEST_DOWNLOAD_WORKERS", default=8)
 # 7 bits: the worst re-encoded or resized copy measured was 6 (docs/hashing.md).
 INGEST_DUPLICATE_MAX_DISTANCE = env.int("INGEST_DUPLICATE_MAX_DISTANCE", default=7)
+# Seconds between rq's retries of a job that hit a transient error (timeouts, 5xx, storage,
+# database connection); one attempt more than there are intervals. Needs the worker's
+# scheduler (`rqworker --with-scheduler`).
+INGEST_RETRY_INTERVALS = [
+    int(s) for s in env.list("INGEST_RETRY_INTERVALS", default=["30", "120", "600"])
+]
+# `reconcile`: a job running longer than this is stale (far beyond INGEST_JOB_TIMEOUT); a queued
+# job that has not reached the queue this long after it was accepted is enqueued again.
+INGEST_STALE_AFTER_SECONDS = env.int("INGEST_STALE_AFTER_SECONDS", default=3600)
+INGEST_RECONCILE_GRACE_SECONDS = env.int("INGEST_RECONCILE_GRACE_SECONDS", default=120)
+INGEST_REPORT_MAX_ISSUES = env.int("INGEST_REPORT_MAX_ISSUES", default=100)
+# `gc_media` deletes unreferenced objects only when older than this: an in-flight job may have
+# uploaded its images but not yet committed the rows that reference them.
+INGEST_MEDIA_GC_GRACE_SECONDS = env.int("INGEST_MEDIA_GC_GRACE_SECONDS", default=86400)
 # Django refuses request bodies above this before any view runs; one album is at most 1 MB.
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BODY_BYTES
 

@@ -17,6 +17,9 @@ if [ -z "${INGEST_SECRETS:-}" ]; then
     INGEST_SECRETS=$(cat .dev/ingest-secret)
     export INGEST_SECRETS
 fi
+# `manage.py ingest_demo` serves its demo images from this machine; let the local server fetch
+# them (never set this in production: it exempts the host from the private-address guard).
+export INGEST_FETCH_ALLOWED_HOSTS=${INGEST_FETCH_ALLOWED_HOSTS-127.0.0.1}
 host=${HOST:-127.0.0.1}
 port=${PORT:-8000}
 

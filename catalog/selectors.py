@@ -1,0 +1,93 @@
+"""Reads other apps need from the catalog: brand resolution, record lookups by key, and the
+indexed near-duplicate candidate query."""
+
+from collections.abc import Sequence
+
+from django.db.models import Q
+from django.db.models.functions import Lower
+from django.utils.text import slugify
+
+from catalog.keys import fold_title
+from catalog.models import Brand, BrandAlias, Runway, RunwayImage, StreetSnap, StreetSnapImage
+
+# --- Ingest lookups -------------------------------------------------------------------------
+
+
+def brand_resolve(*, name: str) -> Brand | None:
+    """The brand a crawler means by ``name``: its slug (as sent or slugified), else an alias.
+
+    Case-insensitive throughout. Each branch is an equality on a unique index (slug, and the
+    alias's `Lower(alias)` constraint), so this stays two index probes however many brands.
+    """
+    value = " ".join(name.split())
+    if not value:
+        return None
+    slugs = {value.lower(), slugify(value)} - {""}
+    brand = Brand.objects.filter(slug__in=slugs).order_by("pk").first()
+    if brand is not None:
+        return brand
+    alias = (
+        BrandAlias.objects.annotate(alias_lower=Lower("alias"))
+        .filter(alias_lower=value.lower())
+        .select_related("brand")
+        .first()
+    )
+    return alias.brand if alias is not None else None
+
+
+def runway_by_source_key(*, source: str, source_url: str) -> Runway | None:
+    """Deleted rows included: deleting an album is terminal for its crawled article."""
+    if not source_url:
+        return None
+    return Runway.objects.filter(source=source, source_url=source_url).first()
+
+
+def street_snap_by_source_key(*, source: str, source_url: str) -> StreetSnap | None:
+    if not source_url:
+        return None
+    return StreetSnap.objects.filter(source=source, source_url=source_url).first()
+
+
+def runway_by_entity_key(*, brand: Brand, season_code: str, collection_type: str) -> Runway | None:
+    """Live rows only: the entity key is unique among them, and a deleted row freed its key."""
+    return (
+        Runway.objects.live()
+        .filter(brand=brand, season_code=season_code, collection_type=collection_type)
+        .first()
+    )
+
+
+def street_snap_by_entity_key(*, city: str, year: int, month: int, title: str) -> StreetSnap | None:
+    return (
+        StreetSnap.objects.live()
+        .filter(city=city, year=year, month=month, title_key=fold_title(title))
+        .first()
+    )
+
+
+def image_near_duplicate_candidates(
+    *,
+    image_model: type[RunwayImage] | type[StreetSnapImage],
+    probes: Sequence[Sequence[int]],
+    exclude_record_id: int | None = None,
+) -> list[tuple[int, int, str]]:
+    """Live images of live records whose perceptual-hash bands match any probe.
+
+    ``probes[n]`` lists the 16-bit values to look for in band ``n`` (see
+    ``ingest.hashing.band_probes``). Each band has a partial index on live rows, so this is a
+    BitmapOr of four index scans over a few hundred probe values, never a scan of the table;
+    the caller checks the exact Hamming distance of each candidate (bench/dup_lookup.py: at a
+    million images, ~1000 candidates per query, and checking them in the database instead
+    saves nothing measurable: visiting their heap pages is the cost). Returns
+    ``(id, phash, phash_algorithm)`` triples.
+    """
+    if len(probes) != 4:
+        raise ValueError("four bands of probes expected")
+    match = Q()
+    for band, values in enumerate(probes):
+        match |= Q(**{f"phash_band{band}__in": list(values)})
+    record = "runway" if image_model is RunwayImage else "street_snap"
+    candidates = image_model.objects.live().filter(match, **{f"{record}__deleted_at": None})
+    if exclude_record_id is not None:
+        candidates = candidates.exclude(**{f"{record}_id": exclude_record_id})
+    return list(candidates.values_list("id", "phash", "phash_algorithm"))

@@ -1,0 +1,187 @@
+"""The ingest jobs admin: read-only, with a retry action for failed and stale jobs.
+
+Jobs are written by the endpoint and the workers only; the admin shows them (payload and
+report readably) and can put a failed or stale job back on the queue, through the same
+enqueue path as the endpoint. Nobody adds, edits or deletes a job here.
+"""
+
+import json
+from datetime import timedelta
+
+from django.contrib import admin, messages
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+
+from ingest.models import IngestJob
+from ingest.services import RETRYABLE, JobStateError, ingest_job_retry
+
+
+def record_admin_url(job: IngestJob) -> str | None:
+    """The admin page of the job's record, if the catalog admin is registered.
+
+    The record admins belong to the review app; resolving by name keeps ingest independent of
+    it (and of whether it is installed at all).
+    """
+    if job.runway_id:
+        name, pk = "admin:catalog_runway_change", job.runway_id
+    elif job.street_snap_id:
+        name, pk = "admin:catalog_streetsnap_change", job.street_snap_id
+    else:
+        return None
+    try:
+        return reverse(name, args=[pk])
+    except NoReverseMatch:
+        return None
+
+
+PAYLOAD_ORDER = [
+    "kind",
+    "source",
+    "source_url",
+    "brand",
+    "season_code",
+    "season",
+    "collection_type",
+    "city",
+    "year",
+    "month",
+    "title",
+    "description",
+    "images",
+]
+COUNTS_ORDER = ["received", "stored", "refused", "repeated", "duplicates"]
+
+
+def _ordered(mapping: dict, order: list[str]) -> dict:
+    rank = {key: n for n, key in enumerate(order)}
+    return dict(sorted(mapping.items(), key=lambda item: (rank.get(item[0], len(order)), item[0])))
+
+
+def _age(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+@admin.register(IngestJob)
+class IngestJobAdmin(admin.ModelAdmin):
+    list_display = ["id", "status", "kind", "source", "attempts", "age", "reason", "record_link"]
+    list_filter = ["status", "kind", "source"]
+    search_fields = ["source_url", "webhook_id", "=id"]
+    date_hierarchy = "created_at"
+    ordering = ["-created_at"]
+    actions = ["retry_jobs"]
+    list_per_page = 50
+    fieldsets = [
+        (None, {"fields": ["status", "reason", "error", "attempts", "record_link"]}),
+        ("Submission", {"fields": ["kind", "source", "source_url", "webhook_id"]}),
+        ("Report", {"fields": ["report_counts", "report_issues"]}),
+        ("Payload", {"fields": ["payload_checksum", "payload_pretty"]}),
+        (
+            "Timeline",
+            {"fields": ["created_at", "enqueued_at", "started_at", "finished_at", "updated_at"]},
+        ),
+    ]
+    readonly_fields = [
+        "status",
+        "reason",
+        "error",
+        "attempts",
+        "record_link",
+        "kind",
+        "source",
+        "source_url",
+        "webhook_id",
+        "report_counts",
+        "report_issues",
+        "payload_checksum",
+        "payload_pretty",
+        "created_at",
+        "enqueued_at",
+        "started_at",
+        "finished_at",
+        "updated_at",
+    ]
+
+    # Read-only: jobs are the record of what crawlers sent and what the pipeline did.
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_retry_permission(self, request) -> bool:
+        return request.user.has_perm("ingest.retry_ingestjob")
+
+    @admin.display(description="age", ordering="created_at")
+    def age(self, job: IngestJob) -> str:
+        return _age(timezone.now() - job.created_at)
+
+    @admin.display(description="record")
+    def record_link(self, job: IngestJob) -> str:
+        if not job.record_id:
+            return "-"
+        label = f"{'runway' if job.runway_id else 'street snap'} {job.record_id}"
+        url = record_admin_url(job)
+        return format_html('<a href="{}">{}</a>', url, label) if url else label
+
+    @admin.display(description="payload")
+    def payload_pretty(self, job: IngestJob) -> str:
+        # PostgreSQL's jsonb keeps no key order: show the album in the contract's order.
+        payload = _ordered(job.payload, PAYLOAD_ORDER)
+        text = json.dumps(payload, indent=2, ensure_ascii=False)
+        return format_html('<pre style="white-space: pre-wrap">{}</pre>', text)
+
+    @admin.display(description="counts")
+    def report_counts(self, job: IngestJob) -> str:
+        counts = (job.report or {}).get("counts")
+        if not counts:
+            return "-"
+        return format_html_join(", ", "{}: {}", _ordered(counts, COUNTS_ORDER).items())
+
+    @admin.display(description="issues")
+    def report_issues(self, job: IngestJob) -> str:
+        report = job.report or {}
+        issues = report.get("issues") or []
+        if not issues:
+            return "-"
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            ((i.get("index", ""), i.get("url", ""), i.get("reason", "")) for i in issues),
+        )
+        note = " (truncated)" if report.get("issues_truncated") else ""
+        return format_html(
+            "<table><thead><tr><th>#</th><th>URL</th><th>reason</th></tr></thead>"
+            "<tbody>{}</tbody></table>{}",
+            rows,
+            note,
+        )
+
+    @admin.action(permissions=["retry"], description="Retry selected failed or stale jobs")
+    def retry_jobs(self, request, queryset):
+        retried, refused = [], []
+        for job in queryset.order_by("pk"):
+            if job.status not in RETRYABLE:
+                refused.append(f"{job.pk} ({job.status})")
+                continue
+            try:
+                ingest_job_retry(job_id=job.pk)
+            except JobStateError:
+                refused.append(f"{job.pk} (changed meanwhile)")
+                continue
+            retried.append(str(job.pk))
+        if retried:
+            self.message_user(request, f"Queued again: {', '.join(retried)}.", messages.SUCCESS)
+        if refused:
+            self.message_user(
+                request,
+                f"Not retried (only failed or stale jobs can be): {', '.join(refused)}.",
+                messages.WARNING,
+            )

@@ -1,0 +1,58 @@
+"""The embedded mode's runner: with no REDIS_URL, jobs run in this process.
+
+A job is handed to one background thread after the request's transaction commits, so the
+crawler gets its 202 at once, just as with a real worker, and the status endpoint shows the
+job queued, running, then finished. One thread, so jobs run one at a time: on SQLite only one
+writer can hold the database anyway. There is no scheduler, so no delayed retries: every run
+is the job's last attempt (transient image errors become issues; a job-level one fails the
+job, and an editor can retry it from the admin).
+
+The thread pool's threads are joined at interpreter exit, so a job in progress completes
+before `runserver` or a management command exits. A job lost with its process (killed) stays
+queued or running in the database, and `manage.py reconcile` picks it up.
+"""
+
+import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+
+from django.db import connections
+
+logger = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+_pending: set[Future] = set()
+
+
+def submit(job_id: int) -> Future:
+    global _executor
+    with _lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-inline")
+        future = _executor.submit(_run, job_id)
+        _pending.add(future)
+    future.add_done_callback(_pending.discard)
+    return future
+
+
+def wait_idle(timeout: float | None = None) -> bool:
+    """Block until every submitted job has finished (commands and tests); True if they did."""
+    with _lock:
+        pending = set(_pending)
+    done, not_done = wait(pending, timeout=timeout)
+    return not not_done
+
+
+def _run(job_id: int) -> str:
+    from ingest import pipeline
+
+    try:
+        return pipeline.run_job(job_id, final_attempt=True)
+    except Exception:
+        # Already recorded on the job row when it could be; never let it kill the thread.
+        logger.exception("in-process ingest job %s raised", job_id)
+        return "error"
+    finally:
+        # This thread's own connections (Django's are per thread).
+        connections.close_all()

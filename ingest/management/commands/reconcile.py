@@ -1,0 +1,27 @@
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from ingest import inline
+from ingest.services import ingest_jobs_reconcile
+
+
+class Command(BaseCommand):
+    help = (
+        "Re-enqueue accepted ingest jobs that are not on the queue (Redis was down or lost "
+        "them), and reclaim jobs running far longer than any real job as stale. Run it from "
+        "cron every few minutes."
+    )
+
+    def handle(self, *args, **options):
+        result = ingest_jobs_reconcile()
+        if not settings.REDIS_URL and result.enqueued:
+            # Embedded mode: the jobs run in this process; wait for them before exiting.
+            inline.wait_idle()
+        self.stdout.write(
+            f"stale: {len(result.stale)} {result.stale or ''}\n"
+            f"enqueued: {len(result.enqueued)} {result.enqueued or ''}\n"
+            f"not enqueued (queue unavailable): {len(result.not_enqueued)} "
+            f"{result.not_enqueued or ''}"
+        )
+        if result.not_enqueued:
+            raise SystemExit(1)

@@ -1,0 +1,589 @@
+"""The steps of one ingest job (SPEC.md "Ingest"):
+
+1. claim the job under a row lock (a finished job is a no-op);
+2. find the record it concerns, by source key then entity key, and decide: create, reopen a
+   rejected record whose content changed, or skip (nothing is downloaded for a skip);
+3. resolve a runway's brand by slug or alias (unknown: failed, not retried);
+4. download the images concurrently through the SSRF-safe fetcher, check and hash each, and
+   store it under its content-addressed key;
+5. flag near-duplicates through the indexed band lookup;
+6. in one transaction, write the record, its images, cover and image_count, and finish the
+   job; a unique violation there means another job won the race: skipped, never failed;
+7. the report: counts that add up and a capped list of per-image issues.
+
+Errors are sorted by whether trying again can help. Transient ones (timeouts, 5xx, storage,
+database connection) release the job and raise, so rq retries it with backoff; on the last
+attempt they end it instead: a per-image one becomes an issue (the survivors are kept), a
+job-level one fails it. Permanent ones never raise to rq.
+"""
+
+import copy
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+
+from catalog import selectors, services
+from catalog.models import Brand, Runway, RunwayImage, StreetSnap, StreetSnapImage
+from catalog.models import Record as RecordBase
+from catalog.storage import image_store
+from ingest.fetching import FetchError, FetchPolicy, fetch
+from ingest.hashing import AnalysedImage, ImageRefused, analyse_image, band_probes, hamming
+from ingest.models import IngestJob
+from ingest.report import Report
+from ingest.services import (
+    Claim,
+    Superseded,
+    ingest_job_claim,
+    ingest_job_finish,
+    ingest_job_lock_claimed,
+    ingest_job_release,
+)
+
+logger = logging.getLogger(__name__)
+
+Status = IngestJob.Status
+RecordStatus = RecordBase.Status
+type Record = Runway | StreetSnap
+
+
+class Transient(Exception):
+    """Trying again later may help (the job is retried while attempts remain)."""
+
+    def __init__(self, reason: str, error: str) -> None:
+        super().__init__(error)
+        self.reason = reason
+        self.error = error
+
+
+class JobEnd(Exception):
+    """The job ends here with this status (skipped or failed), for a known reason."""
+
+    def __init__(self, status: str, reason: str, error: str = "", record: Record | None = None):
+        super().__init__(error or reason)
+        self.status = status
+        self.reason = reason
+        self.error = error
+        self.record = record
+
+
+class LostRace(Exception):
+    """Another job wrote this album between our lookup and our insert."""
+
+
+# --- Entry point -----------------------------------------------------------------------------
+
+
+def run_job(job_id: int, *, final_attempt: bool) -> str:
+    """Run one job; returns what happened (for rq's result and logs).
+
+    ``final_attempt`` says whether a transient error ends the job (True) or hands it back for
+    a retry (False): the rq task knows from rq's retry budget, the in-process runner has no
+    scheduler and always passes True.
+    """
+    claim = ingest_job_claim(job_id=job_id)
+    if claim is None:
+        return "nothing to do"
+    report = Report(
+        max_issues=settings.INGEST_REPORT_MAX_ISSUES,
+        album_images=len(claim.payload.get("images", [])),
+    )
+    try:
+        return _run(claim, report, final_attempt=final_attempt)
+    except Superseded:
+        return _superseded(claim)
+    except JobEnd as end:
+        return _end(claim, end, report)
+    except Transient as exc:
+        if final_attempt:
+            return _end(claim, JobEnd(Status.FAILED, exc.reason, exc.error), report)
+        try:
+            ingest_job_release(claim=claim, error=exc.error)
+        except Superseded:
+            return _superseded(claim)  # another execution decides, and retries if need be
+        raise
+    except (OperationalError, InterfaceError) as exc:
+        # The database went away (or deadlocked): retry like any transient error. Recording
+        # that may fail too; then the row stays running, and the next attempt (rq's retry, or
+        # reconcile's reclaim) takes it over.
+        error = f"database error: {_short(exc)}"
+        try:
+            if final_attempt:
+                return _end(claim, JobEnd(Status.FAILED, "database_error", error), report)
+            ingest_job_release(claim=claim, error=error)
+        except (OperationalError, InterfaceError, Superseded):
+            pass
+        raise
+    except Exception as exc:
+        # A bug, not the input: fail readably on the row (never retry a bug on a loop) and log
+        # the traceback for us.
+        logger.exception("ingest job %s failed unexpectedly", job_id)
+        error = f"internal error: {type(exc).__name__}: {_short(exc)}"
+        return _end(claim, JobEnd(Status.FAILED, "internal_error", error), report)
+
+
+def _end(claim: Claim, end: JobEnd, report: Report) -> str:
+    try:
+        _finish(claim, end, report)
+    except Superseded:
+        return _superseded(claim)
+    return end.status
+
+
+def _superseded(claim: Claim) -> str:
+    # Reclaimed (stale) or claimed again while this execution ran: whatever it did was rolled
+    # back or never written, and the owner of the job finishes it.
+    logger.warning("ingest job %s attempt %s was superseded", claim.job_id, claim.attempt)
+    return "superseded"
+
+
+def _finish(claim: Claim, end: JobEnd, report: Report) -> None:
+    record = end.record
+    ingest_job_finish(
+        claim=claim,
+        status=end.status,
+        reason=end.reason,
+        error=end.error,
+        report=report.as_dict(),
+        runway=record if isinstance(record, Runway) else None,
+        street_snap=record if isinstance(record, StreetSnap) else None,
+    )
+
+
+def _run(claim: Claim, report: Report, *, final_attempt: bool) -> str:
+    album = claim.payload
+    kind = KINDS[claim.kind]
+    # Steps 2 and 3: skips and unknown brands end here, before anything is downloaded.
+    _plan(kind, album, claim.payload_checksum)
+
+    # Step 4.
+    outcomes = _download_all([image["url"] for image in album["images"]])
+    storage_failures = [o for o in outcomes if isinstance(o, StorageFailure)]
+    if storage_failures:
+        raise Transient("storage_error", f"storage error: {storage_failures[0].error}")
+    transient = [o for o in outcomes if isinstance(o, Refusal) and o.transient]
+    if transient and not final_attempt:
+        first = album["images"][outcomes.index(transient[0])]["url"]
+        raise Transient(
+            "transient_error",
+            f"{len(transient)} image(s) failed transiently, first {first}: {transient[0].reason}",
+        )
+    stored = _classify(album, outcomes, report)
+    if not stored:
+        raise JobEnd(
+            Status.FAILED,
+            "no_images",
+            f"None of the {len(outcomes)} images could be stored; see the report's issues.",
+        )
+
+    # Steps 5 and 6.
+    try:
+        return _write(claim, kind, album, stored, report)
+    except LostRace:
+        # The winner holds the source key, or (another article of the same album) the entity key.
+        winner = kind.by_source_key(album) or kind.by_entity_key(album, kind.brand(album))
+        raise JobEnd(Status.SKIPPED, "lost_race", record=winner) from None
+
+
+# --- Steps 2 and 3: find the record, decide ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    record: Record | None  # None: create; else the rejected record to reopen
+    brand: Brand | None  # runways only
+
+
+def _plan(kind: "Kind", album: dict[str, Any], checksum: str) -> Plan:
+    brand = None
+    record = kind.by_source_key(album)
+    if record is None:
+        brand = kind.brand(album)
+        record = kind.by_entity_key(album, brand)
+    if record is None:
+        return Plan(record=None, brand=brand)
+    # Only the source key finds deleted rows (the entity key is unique among live ones).
+    if record.deleted_at is not None:
+        raise JobEnd(Status.SKIPPED, "deleted", record=record)
+    if record.status == RecordStatus.PENDING:
+        raise JobEnd(Status.SKIPPED, "exists_pending", record=record)
+    if record.status == RecordStatus.PUBLISHED:
+        raise JobEnd(Status.SKIPPED, "exists_published", record=record)
+    if record.content_checksum == checksum:
+        # Rejected, and nothing new since: do not put the same album in front of editors.
+        raise JobEnd(Status.SKIPPED, "rejected_unchanged", record=record)
+    return Plan(record=record, brand=brand if brand is not None else kind.brand(album))
+
+
+def _runway_brand(album: dict[str, Any]) -> Brand:
+    brand = selectors.brand_resolve(name=album["brand"])
+    if brand is None:
+        raise JobEnd(
+            Status.FAILED,
+            "unknown_brand",
+            f"Unknown brand {album['brand']!r}: no brand has this slug or alias. Add the brand "
+            "or an alias in the admin, then retry the job.",
+        )
+    return brand
+
+
+# --- Step 4: download, check, hash, store ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    analysed: AnalysedImage
+    storage_key: str
+
+
+@dataclass(frozen=True)
+class Refusal:
+    reason: str
+    transient: bool
+
+
+@dataclass(frozen=True)
+class StorageFailure:
+    error: str
+
+
+type Outcome = Downloaded | Refusal | StorageFailure
+
+
+def fetch_policy() -> FetchPolicy:
+    return FetchPolicy(
+        allowed_hosts=frozenset(h.strip().lower() for h in settings.INGEST_FETCH_ALLOWED_HOSTS),
+        connect_timeout=settings.INGEST_CONNECT_TIMEOUT,
+        read_timeout=settings.INGEST_READ_TIMEOUT,
+        total_deadline=settings.INGEST_IMAGE_DEADLINE,
+        max_bytes=settings.INGEST_MAX_IMAGE_BYTES,
+        max_redirects=settings.INGEST_MAX_REDIRECTS,
+    )
+
+
+def _download_all(urls: list[str]) -> list[Outcome]:
+    """One outcome per URL, in order. Each distinct URL is fetched once; at most
+    INGEST_DOWNLOAD_WORKERS at a time, so one album cannot flood a site or the worker."""
+    policy = fetch_policy()
+    max_pixels = settings.INGEST_MAX_IMAGE_PIXELS
+    distinct = list(dict.fromkeys(urls))
+    workers = max(1, min(settings.INGEST_DOWNLOAD_WORKERS, len(distinct)))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest-fetch") as pool:
+        results = dict(
+            zip(
+                distinct,
+                pool.map(lambda url: _download_one(url, policy, max_pixels), distinct),
+                strict=True,
+            )
+        )
+    return [results[url] for url in urls]
+
+
+def _download_one(url: str, policy: FetchPolicy, max_pixels: int) -> Outcome:
+    try:
+        fetched = fetch(url, policy=policy)
+    except FetchError as exc:
+        return Refusal(exc.reason, exc.transient)
+    try:
+        # Only the bytes decide what this is; the Content-Type the server claimed does not.
+        analysed = analyse_image(fetched.body, max_pixels=max_pixels)
+    except ImageRefused as exc:
+        return Refusal(exc.reason, transient=False)
+    try:
+        key = image_store(data=fetched.body, sha1=analysed.sha1, mime_type=analysed.mime_type)
+    except Exception as exc:  # noqa: BLE001 - boto3, OSError, ...: any storage error is retried
+        return StorageFailure(f"{type(exc).__name__}: {_short(exc)}")
+    return Downloaded(analysed=analysed, storage_key=key)
+
+
+@dataclass
+class StoredImage:
+    index: int  # in the album
+    url: str
+    image: Downloaded
+    album_image: dict[str, Any]
+    repeats: list[int] = field(default_factory=list)  # album indexes with the same bytes
+
+
+def _classify(album: dict[str, Any], outcomes: list[Outcome], report: Report) -> list[StoredImage]:
+    stored: list[StoredImage] = []
+    first_by_sha1: dict[str, StoredImage] = {}
+    for index, (album_image, outcome) in enumerate(zip(album["images"], outcomes, strict=True)):
+        url = album_image["url"]
+        if isinstance(outcome, Refusal):
+            report.image_refused(index=index, url=url, reason=outcome.reason)
+            continue
+        assert isinstance(outcome, Downloaded)  # noqa: S101 - storage failures raised earlier
+        first = first_by_sha1.get(outcome.analysed.sha1)
+        if first is not None:
+            report.image_repeated(index=index, url=url, first_index=first.index)
+            first.repeats.append(index)
+            continue
+        report.image_stored()
+        item = StoredImage(index=index, url=url, image=outcome, album_image=album_image)
+        first_by_sha1[outcome.analysed.sha1] = item
+        stored.append(item)
+    return stored
+
+
+# --- Steps 5 and 6: near-duplicates and the one transaction ------------------------------------
+
+
+def _write(
+    claim: Claim,
+    kind: "Kind",
+    album: dict[str, Any],
+    stored: list[StoredImage],
+    report: Report,
+) -> str:
+    # Near-duplicate notes go to a copy: if the transaction rolls back (a lost race), the job's
+    # report must not count flags that were never written.
+    final_report = copy.deepcopy(report)
+    with transaction.atomic():
+        ingest_job_lock_claimed(claim=claim)
+        # Decide again: another job may have written this album while we downloaded.
+        plan = _plan(kind, album, claim.payload_checksum)
+        new_images = _new_images(kind, stored, plan, final_report)
+        try:
+            record = kind.write(plan, album, new_images, claim)
+        except IntegrityError as exc:
+            if not _is_record_key_violation(exc):
+                raise
+            raise LostRace from exc
+        except services.RecordStateError as exc:
+            # The rejected record changed state between our lookup and our lock.
+            raise LostRace from exc
+        _finish(claim, JobEnd(Status.SUCCEEDED, "", record=record), final_report)
+    return Status.SUCCEEDED
+
+
+def _new_images(
+    kind: "Kind", stored: list[StoredImage], plan: Plan, report: Report
+) -> list[services.NewImage]:
+    max_distance = settings.INGEST_DUPLICATE_MAX_DISTANCE
+    position_by_index: dict[int, int] = {}
+    for position, item in enumerate(stored):
+        position_by_index[item.index] = position
+        for repeat in item.repeats:
+            position_by_index[repeat] = position
+
+    new_images = []
+    for position, item in enumerate(stored):
+        analysed = item.image.analysed
+        dup = _nearest(kind, analysed, stored[:position], plan, max_distance)
+        dup_of_id = dup_of_position = None
+        if dup is not None:
+            distance, existing_id, earlier = dup
+            if existing_id is not None:
+                dup_of_id = existing_id
+                what = f"{kind.image_label} {existing_id}"
+            else:
+                dup_of_position = earlier
+                what = f"image {stored[earlier].index} of this album"
+            report.image_duplicate(
+                index=item.index,
+                url=item.url,
+                reason=f"near-duplicate of {what} (distance {distance})",
+            )
+        new_images.append(
+            services.NewImage(
+                storage_key=item.image.storage_key,
+                sha1=analysed.sha1,
+                width=analysed.width,
+                height=analysed.height,
+                byte_size=analysed.byte_size,
+                mime_type=analysed.mime_type,
+                original_url=item.url,
+                sort_order=item.index,
+                phash=analysed.phash_signed,
+                phash_algorithm=analysed.phash_algorithm,
+                dup_of_id=dup_of_id,
+                dup_of_position=dup_of_position,
+                look_index=item.album_image.get("look_index", 0),
+                parent_position=None,
+            )
+        )
+    if kind.name == IngestJob.Kind.STREET:
+        new_images = _attach_details(stored, new_images, position_by_index, report)
+    return new_images
+
+
+def _nearest(
+    kind: "Kind",
+    analysed: AnalysedImage,
+    earlier: list[StoredImage],
+    plan: Plan,
+    max_distance: int,
+) -> tuple[int, int | None, int] | None:
+    """The closest image within ``max_distance``: (distance, existing id or None, position).
+
+    Existing images come from the indexed band lookup (the record being reopened excluded: its
+    old images are about to be soft-deleted). Earlier images of this album are compared in
+    memory. Ties go to the existing image, then the lowest id or position.
+    """
+    best: tuple[int, int, int] | None = None
+    best_existing: int | None = None
+    candidates = selectors.image_near_duplicate_candidates(
+        image_model=kind.image_model,
+        probes=band_probes(analysed.phash, max_distance),
+        exclude_record_id=plan.record.pk if plan.record is not None else None,
+    )
+    for image_id, phash, algorithm in candidates:
+        # Hashes of another algorithm are not comparable bit for bit.
+        if phash is None or algorithm != analysed.phash_algorithm:
+            continue
+        distance = hamming(phash, analysed.phash)
+        if distance <= max_distance and (best is None or (distance, 0, image_id) < best):
+            best, best_existing = (distance, 0, image_id), image_id
+    for position, item in enumerate(earlier):
+        distance = hamming(item.image.analysed.phash, analysed.phash)
+        if distance <= max_distance and (best is None or (distance, 1, position) < best):
+            best, best_existing = (distance, 1, position), None
+    if best is None:
+        return None
+    return best[0], best_existing, best[2]
+
+
+def _attach_details(
+    stored: list[StoredImage],
+    new_images: list[services.NewImage],
+    position_by_index: dict[int, int],
+    report: Report,
+) -> list[services.NewImage]:
+    """Point each stored detail at the stored image of its parent.
+
+    The album's parent index may name an image that was refused (the detail becomes a main
+    image: no parent to hang it on), or bytes stored under another index (a repeat: the first
+    copy is the parent). A parent that ended up a detail itself is refused the same way: never
+    a detail of a detail.
+    """
+    wanted = {
+        position: position_by_index.get(item.album_image["parent"])
+        for position, item in enumerate(stored)
+        if item.album_image.get("is_detail")
+    }
+    attached = []
+    for position, image in enumerate(new_images):
+        item = stored[position]
+        if position not in wanted:
+            attached.append(image)
+            continue
+        parent = wanted[position]
+        parent_is_main = parent is not None and parent != position and parent not in wanted
+        if not parent_is_main:
+            report.issue(
+                index=item.index,
+                url=item.url,
+                reason=f"stored as a main image: its parent (image {item.album_image['parent']})"
+                " was not stored as a main image",
+            )
+            attached.append(image)
+            continue
+        attached.append(replace(image, parent_position=parent))
+    return attached
+
+
+def _is_record_key_violation(exc: IntegrityError) -> bool:
+    """Whether ``exc`` is the entity or source key of a record (a lost race), not a bug."""
+    diag = getattr(exc.__cause__, "diag", None)
+    constraint = getattr(diag, "constraint_name", None)
+    if constraint:
+        return constraint.endswith(("_entity_key_live", "_source_key"))
+    # SQLite names the columns, not the constraint; its record tables have no other unique
+    # constraint, and image tables none at all.
+    return "UNIQUE constraint failed" in str(exc)
+
+
+# --- The two kinds -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    image_model: type[RunwayImage] | type[StreetSnapImage]
+    image_label: str
+    by_source_key: Callable[[dict[str, Any]], Record | None]
+    brand: Callable[[dict[str, Any]], Brand | None]
+    by_entity_key: Callable[[dict[str, Any], Brand | None], Record | None]
+    write: Callable[[Plan, dict[str, Any], list[services.NewImage], Claim], Record]
+
+
+def _write_runway(
+    plan: Plan, album: dict[str, Any], images: list[services.NewImage], claim: Claim
+) -> Runway:
+    fields = {
+        "brand": plan.brand,
+        "season_code": album["season_code"],
+        "season": album["season"],
+        "year": album["year"],
+        "collection_type": album["collection_type"],
+        "title": album["title"],
+        "description": album["description"],
+        "source": album["source"],
+        "source_url": album["source_url"],
+        "images": images,
+        "ingest_job_id": claim.job_id,
+        "content_checksum": claim.payload_checksum,
+    }
+    if plan.record is None:
+        return services.runway_create(**fields)
+    return services.runway_reopen(runway=plan.record, **fields)
+
+
+def _write_street_snap(
+    plan: Plan, album: dict[str, Any], images: list[services.NewImage], claim: Claim
+) -> StreetSnap:
+    fields = {
+        "city": album["city"],
+        "year": album["year"],
+        "month": album["month"],
+        "title": album["title"],
+        "description": album["description"],
+        "source": album["source"],
+        "source_url": album["source_url"],
+        "images": images,
+        "ingest_job_id": claim.job_id,
+        "content_checksum": claim.payload_checksum,
+    }
+    if plan.record is None:
+        return services.street_snap_create(**fields)
+    return services.street_snap_reopen(street_snap=plan.record, **fields)
+
+
+KINDS = {
+    IngestJob.Kind.RUNWAY: Kind(
+        name=IngestJob.Kind.RUNWAY,
+        image_model=RunwayImage,
+        image_label="runway image",
+        by_source_key=lambda a: selectors.runway_by_source_key(
+            source=a["source"], source_url=a["source_url"]
+        ),
+        brand=_runway_brand,
+        by_entity_key=lambda a, brand: selectors.runway_by_entity_key(
+            brand=brand, season_code=a["season_code"], collection_type=a["collection_type"]
+        ),
+        write=_write_runway,
+    ),
+    IngestJob.Kind.STREET: Kind(
+        name=IngestJob.Kind.STREET,
+        image_model=StreetSnapImage,
+        image_label="street image",
+        by_source_key=lambda a: selectors.street_snap_by_source_key(
+            source=a["source"], source_url=a["source_url"]
+        ),
+        brand=lambda a: None,
+        by_entity_key=lambda a, brand: selectors.street_snap_by_entity_key(
+            city=a["city"], year=a["year"], month=a["month"], title=a["title"]
+        ),
+        write=_write_street_snap,
+    ),
+}
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,284 @@
+"""The album a crawler sends, validated and normalised; and the job status it reads back.
+
+Validation is strict on purpose: the contract is pinned and crawlers are written against it,
+so a misspelt or misplaced field (a street ``look_index``, a runway ``city``) is an error with
+the field's name, never silently dropped data.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.conf import settings
+from django.core.validators import URLValidator
+from django.utils.text import slugify
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from ingest.models import IngestJob
+
+YEAR_MIN, YEAR_MAX = 1850, 2100
+RUNWAY_FIELDS = {"brand", "season_code", "season", "collection_type"}
+STREET_FIELDS = {"city", "month"}
+RUNWAY_IMAGE_FIELDS = {"look_index"}
+STREET_IMAGE_FIELDS = {"is_detail", "parent"}
+
+
+class HttpUrlField(serializers.CharField):
+    """An absolute http(s) URL; other schemes (file:, ftp:, data:, gopher:) are refused here,
+    and the fetcher checks again where the URL resolves to."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.validators.append(
+            URLValidator(schemes=["http", "https"], message="Enter an absolute http(s) URL.")
+        )
+
+
+class FoldedCharField(serializers.CharField):
+    """Text with runs of whitespace folded to one space (entity-key parts and titles)."""
+
+    def to_internal_value(self, data):
+        return " ".join(super().to_internal_value(data).split())
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses keys it does not know, naming the kind a misplaced key belongs to."""
+
+    kind_label = ""
+    other_kind_fields: frozenset[str] = frozenset()
+    other_kind_label = ""
+
+    def to_internal_value(self, data):
+        unknown: dict[str, list[str]] = {}
+        if isinstance(data, Mapping):
+            for name in sorted(set(data) - set(self.fields)):
+                if name in self.other_kind_fields:
+                    message = (
+                        f"A {self.other_kind_label} field, not allowed in a {self.kind_label}."
+                    )
+                else:
+                    message = f"Unknown field; a {self.kind_label} has: {', '.join(self.fields)}."
+                unknown[str(name)] = [message]
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            detail = (
+                exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+            )
+            raise serializers.ValidationError({**detail, **unknown}) from None
+        if unknown:
+            raise serializers.ValidationError(unknown)
+        return value
+
+
+class RunwayImageSerializer(StrictSerializer):
+    kind_label = "runway image"
+    other_kind_fields = frozenset(STREET_IMAGE_FIELDS)
+    other_kind_label = "street image"
+
+    url = HttpUrlField(max_length=2048)
+    look_index = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
+
+
+class StreetImageSerializer(StrictSerializer):
+    kind_label = "street image"
+    other_kind_fields = frozenset(RUNWAY_IMAGE_FIELDS)
+    other_kind_label = "runway image"
+
+    url = HttpUrlField(max_length=2048)
+    is_detail = serializers.BooleanField(required=False)
+    parent = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+
+
+class AlbumSerializerBase(StrictSerializer):
+    kind = serializers.ChoiceField(choices=IngestJob.Kind.choices)
+    source = serializers.RegexField(
+        r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+        max_length=32,
+        error_messages={"invalid": "A site id: letters, digits, '-', '_' or '.'."},
+    )
+    source_url = HttpUrlField(max_length=1024)
+    year = serializers.IntegerField(min_value=YEAR_MIN, max_value=YEAR_MAX)
+    description = serializers.CharField(
+        max_length=20_000, required=False, allow_blank=True, default="", trim_whitespace=True
+    )
+    image_serializer: type[StrictSerializer]
+
+    def get_fields(self):
+        fields = super().get_fields()
+        # Read at validation time so the limit follows the setting (and tests can lower it).
+        fields["images"] = self.image_serializer(
+            many=True,
+            min_length=1,
+            max_length=settings.INGEST_MAX_IMAGES,
+            error_messages={
+                "min_length": "An album needs at least one image.",
+                "max_length": f"At most {settings.INGEST_MAX_IMAGES} images per album.",
+            },
+        )
+        return fields
+
+    def validate_source(self, value: str) -> str:
+        # The source key (source, source_url) must not depend on how a crawler spells its id.
+        return value.lower()
+
+    def validate(self, attrs):
+        attrs = dict(attrs)
+        attrs["images"] = self.normalise_images(attrs["images"])
+        return attrs
+
+    def normalise_images(self, images: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+
+class RunwayAlbumSerializer(AlbumSerializerBase):
+    kind_label = "runway album"
+    other_kind_fields = frozenset(STREET_FIELDS)
+    other_kind_label = "street album"
+    image_serializer = RunwayImageSerializer
+
+    brand = FoldedCharField(max_length=128)
+    season_code = serializers.CharField(max_length=16)
+    season = FoldedCharField(max_length=64, required=False, allow_blank=True, default="")
+    collection_type = serializers.CharField(max_length=32)
+    title = FoldedCharField(max_length=255, required=False, allow_blank=True, default="")
+
+    def validate_season_code(self, value: str) -> str:
+        # Normalised ("fw 24" -> "FW24"): it is part of the entity key.
+        code = "".join(value.split()).upper()
+        if not code.replace("-", "").isalnum() or not code.isascii():
+            raise serializers.ValidationError("Letters and digits, e.g. FW24.")
+        return code
+
+    def validate_collection_type(self, value: str) -> str:
+        # "Ready to Wear" and "ready-to-wear" are one collection type (entity key).
+        slug = slugify(value)
+        if not slug:
+            raise serializers.ValidationError("A collection type, e.g. ready-to-wear.")
+        return slug
+
+    def normalise_images(self, images):
+        # Without look_index each image is its own look, numbered in list order.
+        return [
+            {"url": image["url"], "look_index": image.get("look_index", position + 1)}
+            for position, image in enumerate(images)
+        ]
+
+
+class StreetAlbumSerializer(AlbumSerializerBase):
+    kind_label = "street album"
+    other_kind_fields = frozenset(RUNWAY_FIELDS)
+    other_kind_label = "runway album"
+    image_serializer = StreetImageSerializer
+
+    city = FoldedCharField(max_length=64)
+    month = serializers.IntegerField(min_value=1, max_value=12)
+    # Part of the street entity key, so it cannot be blank.
+    title = FoldedCharField(max_length=255)
+
+    def normalise_images(self, images):
+        normalised = []
+        # Keyed by index, the shape DRF gives per-item errors of a list.
+        errors: dict[int, dict[str, list[str]]] = {}
+        for position, image in enumerate(images):
+            parent = image.get("parent")
+            is_detail = image.get("is_detail", parent is not None)
+            error = None
+            if is_detail and parent is None:
+                error = "A detail (is_detail: true) needs the index of its main image."
+            elif not is_detail and parent is not None:
+                error = "Only a detail has a parent; set is_detail: true or drop parent."
+            elif parent is not None and parent >= len(images):
+                error = f"{parent} is not an image index of this album (0-{len(images) - 1})."
+            elif parent == position:
+                error = "An image cannot be its own parent."
+            elif parent is not None and _is_detail(images[parent]):
+                error = f"Image {parent} is a detail; a parent must be a main image."
+            if error:
+                errors[position] = {"parent": [error]}
+            normalised.append({"url": image["url"], "is_detail": is_detail, "parent": parent})
+        if errors:
+            raise serializers.ValidationError({"images": errors})
+        return normalised
+
+
+def _is_detail(image: Mapping[str, Any]) -> bool:
+    return image.get("is_detail", image.get("parent") is not None)
+
+
+ALBUM_SERIALIZERS: dict[str, type[AlbumSerializerBase]] = {
+    IngestJob.Kind.RUNWAY: RunwayAlbumSerializer,
+    IngestJob.Kind.STREET: StreetAlbumSerializer,
+}
+
+
+def album_validate(data: Any) -> dict[str, Any]:
+    """The validated, normalised album; raises ``ValidationError`` with field messages."""
+    if not isinstance(data, Mapping):
+        raise serializers.ValidationError({"non_field_errors": ["Expected a JSON object."]})
+    serializer_class = ALBUM_SERIALIZERS.get(data.get("kind"))  # type: ignore[arg-type]
+    if serializer_class is None:
+        raise serializers.ValidationError({"kind": ['Must be "runway" or "street".']})
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    album = dict(serializer.validated_data)
+    album["images"] = [dict(image) for image in album["images"]]
+    return album
+
+
+# --- Responses -----------------------------------------------------------------------------
+
+
+class AcceptedSerializer(serializers.Serializer):
+    job_id = serializers.IntegerField()
+    status = serializers.CharField()
+    status_url = serializers.CharField()
+
+
+class ReportCountsSerializer(serializers.Serializer):
+    received = serializers.IntegerField()
+    stored = serializers.IntegerField()
+    refused = serializers.IntegerField()
+    repeated = serializers.IntegerField()
+    duplicates = serializers.IntegerField()
+
+
+class ReportIssueSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    url = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class ReportSerializer(serializers.Serializer):
+    album_images = serializers.IntegerField()
+    counts = ReportCountsSerializer()
+    issues = ReportIssueSerializer(many=True)
+    issues_truncated = serializers.BooleanField()
+
+
+class JobStatusSerializer(serializers.Serializer):
+    job_id = serializers.IntegerField(source="pk")
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    reason = serializers.CharField()
+    error = serializers.CharField()
+    record_id = serializers.IntegerField(allow_null=True)
+    attempts = serializers.IntegerField()
+    report = serializers.SerializerMethodField()
+
+    @extend_schema_field(ReportSerializer)
+    def get_report(self, job: IngestJob) -> dict[str, Any]:
+        # A job that has not run yet has no report: an empty one, so the shape never changes.
+        if job.report:
+            report = dict(job.report)
+            # jsonb keeps no key order; give the counts in the order the README documents.
+            counts = report.get("counts", {})
+            names = ReportCountsSerializer().fields
+            report["counts"] = {name: counts.get(name, 0) for name in names}
+            return report
+        return {
+            "album_images": len(job.payload.get("images", [])),
+            "counts": dict.fromkeys(ReportCountsSerializer().fields, 0),
+            "issues": [],
+            "issues_truncated": False,
+        }

@@ -1,0 +1,240 @@
+"""catalog.services' ingest writes (create a record with images, reopen a rejected one),
+catalog.storage's keys and catalog.selectors' lookups."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from catalog import selectors
+from catalog.models import Runway, RunwayImage, StreetSnapImage
+from catalog.services import (
+    NewImage,
+    RecordStateError,
+    runway_create,
+    runway_reopen,
+    street_snap_create,
+    street_snap_reopen,
+)
+from catalog.storage import image_key
+from tests.factories import (
+    BrandAliasFactory,
+    BrandFactory,
+    RunwayFactory,
+    RunwayImageFactory,
+    StreetSnapFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+SHA1 = "0123456789abcdef0123456789abcdef01234567"
+
+
+def new_image(n: int, **fields) -> NewImage:
+    sha1 = f"{n:040x}"
+    return NewImage(
+        storage_key=image_key(sha1=sha1, mime_type="image/jpeg"),
+        sha1=sha1,
+        width=800,
+        height=1200,
+        byte_size=1000 + n,
+        mime_type="image/jpeg",
+        original_url=f"https://example.com/{n}.jpg",
+        sort_order=n,
+        phash=n,
+        phash_algorithm="phash-draft128-v1",
+        **fields,
+    )
+
+
+def runway_fields(brand, images, **overrides):
+    fields = {
+        "brand": brand,
+        "season_code": "FW24",
+        "season": "Fall/Winter 2024",
+        "year": 2024,
+        "collection_type": "ready-to-wear",
+        "title": "Acme FW24",
+        "description": "",
+        "source": "vogue",
+        "source_url": "https://example.com/shows/acme-fw24",
+        "images": images,
+        "ingest_job_id": 7,
+        "content_checksum": "c" * 64,
+    }
+    fields.update(overrides)
+    return fields
+
+
+def street_fields(images, **overrides):
+    fields = {
+        "city": "Copenhagen",
+        "year": 2026,
+        "month": 8,
+        "title": "Street Style",
+        "description": "",
+        "source": "theimpression",
+        "source_url": "https://example.com/street/cph",
+        "images": images,
+        "ingest_job_id": 8,
+        "content_checksum": "d" * 64,
+    }
+    fields.update(overrides)
+    return fields
+
+
+# --- Create --------------------------------------------------------------------------------------
+
+
+def test_runway_create_writes_a_pending_record_with_cover_and_count():
+    brand = BrandFactory()
+    existing = RunwayImageFactory()
+
+    runway = runway_create(
+        **runway_fields(
+            brand,
+            [
+                new_image(0, look_index=1),
+                new_image(1, look_index=1, dup_of_position=0),
+                new_image(2, look_index=2, dup_of_id=existing.pk),
+            ],
+        )
+    )
+
+    runway.refresh_from_db()
+    first, second, third = runway.images.order_by("sort_order")
+    assert (runway.status, runway.version, runway.image_count) == ("pending", 1, 3)
+    assert runway.cover == first
+    assert (runway.ingest_job_id, runway.content_checksum) == (7, "c" * 64)
+    assert (second.is_duplicate, second.dup_of) == (True, first)
+    assert (third.is_duplicate, third.dup_of) == (True, existing)
+    assert not first.is_duplicate
+    assert [i.look_index for i in (first, second, third)] == [1, 1, 2]
+
+
+def test_street_snap_create_attaches_details_listed_before_their_main():
+    snap = street_snap_create(
+        **street_fields([new_image(0, parent_position=2), new_image(1), new_image(2)])
+    )
+
+    detail, main, other = snap.images.order_by("sort_order")
+    assert (detail.is_detail, detail.parent) == (True, other)
+    assert not main.is_detail and not other.is_detail
+    assert snap.cover == main
+
+
+@pytest.mark.parametrize(
+    "images",
+    [
+        [new_image(0), new_image(1, parent_position=0), new_image(2, parent_position=1)],
+        [new_image(0, parent_position=0)],
+        [new_image(0, parent_position=5)],
+        [new_image(0, dup_of_position=0)],
+    ],
+    ids=["detail of a detail", "own parent", "out of range", "duplicate of itself"],
+)
+def test_street_snap_create_refuses_broken_structure_and_writes_nothing(images):
+    with pytest.raises(ValueError):
+        street_snap_create(**street_fields(images))
+
+    assert not StreetSnapImage.objects.exists()
+
+
+def test_a_runway_image_has_no_parent():
+    with pytest.raises(ValueError):
+        runway_create(
+            **runway_fields(BrandFactory(), [new_image(0), new_image(1, parent_position=0)])
+        )
+
+
+# --- Reopen ---------------------------------------------------------------------------------------
+
+
+def test_runway_reopen_reuses_the_row_and_replaces_the_images():
+    brand = BrandFactory()
+    rejected = RunwayFactory(
+        brand=brand,
+        status="rejected",
+        reviewer="ed",
+        reviewed_at=timezone.now(),
+        reject_reason="blurry",
+        version=3,
+        published_at=timezone.now() - timedelta(days=3),
+    )
+    old = RunwayImageFactory(runway=rejected)
+    Runway.objects.filter(pk=rejected.pk).update(cover=old, image_count=1)
+
+    reopened = runway_reopen(
+        runway=rejected, **runway_fields(brand, [new_image(0), new_image(1)], title="New")
+    )
+
+    reopened.refresh_from_db()
+    old.refresh_from_db()
+    assert reopened.pk == rejected.pk
+    assert (reopened.status, reopened.reviewer, reopened.reviewed_at) == ("pending", "", None)
+    assert reopened.reject_reason == ""
+    assert reopened.version == 4
+    assert reopened.title == "New"
+    assert reopened.published_at is not None  # first publication is history, kept
+    assert old.deleted_at is not None
+    assert reopened.image_count == 2
+    assert reopened.cover.original_url == "https://example.com/0.jpg"
+    assert RunwayImage.objects.live().filter(runway=reopened).count() == 2
+
+
+@pytest.mark.parametrize("state", ["pending", "published", "deleted"])
+def test_only_a_live_rejected_record_can_be_reopened(state):
+    snap = StreetSnapFactory(
+        status="rejected" if state == "deleted" else state,
+        deleted_at=timezone.now() if state == "deleted" else None,
+    )
+
+    with pytest.raises(RecordStateError):
+        street_snap_reopen(street_snap=snap, **street_fields([new_image(0)]))
+
+    assert not snap.images.exists()
+
+
+# --- Storage keys ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mime_type", "extension"),
+    [("image/jpeg", "jpg"), ("image/png", "png"), ("image/webp", "webp"), ("image/gif", "gif")],
+)
+def test_the_key_is_content_addressed(mime_type, extension):
+    assert image_key(sha1=SHA1, mime_type=mime_type) == f"images/01/{SHA1}.{extension}"
+
+
+@pytest.mark.parametrize(
+    ("sha1", "mime_type"),
+    [("../../etc/passwd", "image/jpeg"), (SHA1.upper(), "image/jpeg"), (SHA1, "text/html")],
+)
+def test_a_key_is_only_made_of_a_sha1_and_a_known_type(sha1, mime_type):
+    with pytest.raises(ValueError):
+        image_key(sha1=sha1, mime_type=mime_type)
+
+
+# --- Brand resolution -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sent", ["maison-x", "MAISON-X", "Maison X", "  maison   x ", "MX", "mx"])
+def test_a_brand_resolves_by_slug_or_alias(sent):
+    brand = BrandFactory(name="Maison X", slug="maison-x")
+    BrandAliasFactory(brand=brand, alias="Mx")
+
+    assert selectors.brand_resolve(name=sent) == brand
+
+
+@pytest.mark.parametrize("sent", ["", "   ", "Maison Y", "maison"])
+def test_an_unknown_brand_resolves_to_none(sent):
+    BrandFactory(name="Maison X", slug="maison-x")
+
+    assert selectors.brand_resolve(name=sent) is None
+
+
+def test_the_brand_lookup_is_two_queries_at_most(django_assert_max_num_queries):
+    BrandAliasFactory(alias="Known Alias")
+
+    with django_assert_max_num_queries(2):
+        assert selectors.brand_resolve(name="known alias") is not None

@@ -1,0 +1,383 @@
+"""Fixtures for ingest: signed requests (as a crawler signs them, with the standardwebhooks
+library), real photographs, a local HTTP server that serves them (and hostile things), a real
+S3-compatible server (moto) and a throwaway rq queue on the test Redis."""
+
+import base64
+import functools
+import io
+import json
+import os
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+from skimage import data as skdata
+from standardwebhooks.webhooks import Webhook
+
+SECRET_A = "whsec_" + base64.b64encode(b"a" * 32).decode()
+SECRET_B = "whsec_" + base64.b64encode(b"b" * 32).decode()
+SECRET_UNKNOWN = "whsec_" + base64.b64encode(b"x" * 32).decode()
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+# --- Signing, as a crawler does it -------------------------------------------------------------
+
+
+def signed_headers(
+    body: str,
+    *,
+    secret: str = SECRET_A,
+    msg_id: str | None = None,
+    timestamp: datetime | None = None,
+) -> dict[str, str]:
+    msg_id = msg_id or f"msg_{uuid.uuid4().hex}"
+    timestamp = timestamp or datetime.now(tz=UTC)
+    signature = Webhook(secret).sign(msg_id, timestamp, body)
+    return {
+        "webhook-id": msg_id,
+        "webhook-timestamp": str(int(timestamp.timestamp())),
+        "webhook-signature": signature,
+    }
+
+
+@dataclass
+class Crawler:
+    client: Any
+
+    def post(self, album: dict | str, **sign: Any):
+        body = album if isinstance(album, str) else json.dumps(album)
+        return self.client.post(
+            "/api/ingest/v1/albums",
+            data=body,
+            content_type="application/json",
+            headers=signed_headers(body, **sign),
+        )
+
+    def status(self, job_id: int, **sign: Any):
+        return self.client.get(f"/api/ingest/v1/jobs/{job_id}", headers=signed_headers("", **sign))
+
+
+@pytest.fixture(autouse=True)
+def _ingest_settings(settings):
+    settings.INGEST_SECRETS = [SECRET_A, SECRET_B]
+    settings.INGEST_FETCH_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.INGEST_CONNECT_TIMEOUT = 2.0
+    settings.INGEST_READ_TIMEOUT = 2.0
+    settings.INGEST_IMAGE_DEADLINE = 5.0
+    settings.INGEST_DOWNLOAD_WORKERS = 4
+    settings.REDIS_URL = ""
+
+
+@pytest.fixture
+def crawler(client) -> Crawler:
+    return Crawler(client)
+
+
+# --- Albums --------------------------------------------------------------------------------------
+
+
+def runway_album(urls: list[str], **overrides: Any) -> dict[str, Any]:
+    album = {
+        "kind": "runway",
+        "source": "vogue",
+        "source_url": f"https://example.com/shows/{uuid.uuid4().hex[:8]}",
+        "brand": "Acme",
+        "season_code": "FW24",
+        "season": "Fall/Winter 2024",
+        "collection_type": "ready-to-wear",
+        "year": 2024,
+        "title": "Acme Fall 2024 Ready-to-Wear",
+        "description": "",
+        "images": [{"url": url, "look_index": n + 1} for n, url in enumerate(urls)],
+    }
+    album.update(overrides)
+    return album
+
+
+def street_album(urls: list[str], **overrides: Any) -> dict[str, Any]:
+    album = {
+        "kind": "street",
+        "source": "theimpression",
+        "source_url": f"https://example.com/street/{uuid.uuid4().hex[:8]}",
+        "city": "Copenhagen",
+        "year": 2026,
+        "month": 8,
+        "title": "Street Style Copenhagen",
+        "description": "",
+        "images": [{"url": url} for url in urls],
+    }
+    album.update(overrides)
+    return album
+
+
+# --- Real photographs -----------------------------------------------------------------------------
+
+PHOTOS: dict[str, Callable[[], np.ndarray]] = {
+    "astronaut": skdata.astronaut,
+    "coffee": skdata.coffee,
+    "chelsea": skdata.chelsea,
+    "rocket": skdata.rocket,
+    "immunohistochemistry": skdata.immunohistochemistry,
+    "camera": skdata.camera,
+}
+
+
+def photo(name: str) -> Image.Image:
+    array = PHOTOS[name]()
+    return Image.fromarray(array).convert("RGB")
+
+
+def jpeg(name_or_image: str | Image.Image, *, quality: int = 90, size: int | None = None) -> bytes:
+    if isinstance(name_or_image, str):
+        return _photo_jpeg(name_or_image, quality, size)
+    return _encode(name_or_image, quality, size)
+
+
+@functools.cache
+def _photo_jpeg(name: str, quality: int, size: int | None) -> bytes:
+    return _encode(photo(name), quality, size)
+
+
+def _encode(image: Image.Image, quality: int, size: int | None) -> bytes:
+    if size is not None:
+        image = image.resize((size, round(size * image.height / image.width)), Image.LANCZOS)
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=quality)
+    return buffer.getvalue()
+
+
+def png_bomb(width: int = 30_000, height: int = 30_000) -> bytes:
+    """A tiny PNG whose header claims width x height pixels (a decompression bomb)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, payload: bytes) -> bytes:
+        crc = zlib.crc32(kind + payload) & 0xFFFFFFFF
+        return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00" * 1024))
+        + chunk(b"IEND", b"")
+    )
+
+
+# --- A local HTTP server: the "internet" the worker downloads from --------------------------------
+
+
+@dataclass
+class Route:
+    body: bytes = b""
+    content_type: str = "image/jpeg"
+    status: int = 200
+    location: str = ""
+    trickle_interval: float = 0.0  # seconds between single bytes
+    # Answers served before this route's own (e.g. [503] = one 503, then the body).
+    failures_first: tuple[int, ...] = ()
+    # The first request hangs (until the server closes) after setting ImageServer.held: a
+    # test knows a worker is mid-download, deterministically.
+    hold_first: bool = False
+
+
+class ImageServer:
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.hits: Counter[str] = Counter()
+        self.held = threading.Event()
+        self.release = threading.Event()
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                path = self.path.split("?")[0]
+                with server._lock:
+                    server.hits[path] += 1
+                    hit = server.hits[path]
+                route = server.routes.get(path)
+                if route is None:
+                    return self._send(404, b"not found", "text/plain")
+                if route.hold_first and hit == 1:
+                    server.held.set()
+                    server.release.wait(timeout=120)
+                    return None
+                if hit <= len(route.failures_first):
+                    return self._send(route.failures_first[hit - 1], b"try later", "text/plain")
+                if route.location:
+                    self.send_response(route.status)
+                    self.send_header("Location", route.location)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return None
+                if route.trickle_interval:
+                    return self._trickle(route)
+                return self._send(route.status, route.body, route.content_type)
+
+            def _send(self, status: int, body: bytes, content_type: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _trickle(self, route: Route) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", route.content_type)
+                self.send_header("Content-Length", str(len(route.body)))
+                self.end_headers()
+                try:
+                    for byte in route.body:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        # A deliberately slow server, not a wait for something to happen.
+                        time.sleep(route.trickle_interval)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        # A short poll interval: shutdown() waits up to one interval.
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.thread.start()
+
+    def add(self, path: str, body: bytes = b"", **route: Any) -> str:
+        self.routes[path] = Route(body=body, **route)
+        return self.url(path)
+
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.port}{path}"
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def image_server():
+    server = ImageServer()
+    yield server
+    server.close()
+
+
+# --- S3 (moto in server mode) --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def moto_s3():
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3_storage(settings, moto_s3):
+    """STORAGES["default"] on a fresh bucket of the moto server, as production configures it."""
+    import boto3
+
+    bucket = f"archive-test-{uuid.uuid4().hex[:12]}"
+    options = {
+        "endpoint_url": moto_s3,
+        "access_key": "testing",
+        "secret_key": "testing",
+        "region_name": "us-east-1",
+    }
+    boto3.client(
+        "s3",
+        endpoint_url=moto_s3,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    ).create_bucket(Bucket=bucket)
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                **options,
+                "bucket_name": bucket,
+                "querystring_auth": False,
+                "file_overwrite": True,
+            },
+        },
+    }
+    return bucket
+
+
+# --- rq on the test Redis -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def rq_queue(settings):
+    """A queue of our own on TEST_REDIS_URL, so nothing else on that Redis is touched.
+
+    Every key we create carries the queue's unique name: the queue and its registries, the rq
+    job ids (ingest.services.rq_job_id) and their results, and the names we give workers. So
+    cleaning up is deleting the keys that match it, and dropping our workers from rq's sets.
+    """
+    import django_rq
+
+    name = f"ingest-test-{uuid.uuid4().hex[:10]}"
+    settings.REDIS_URL = TEST_REDIS_URL
+    settings.INGEST_QUEUE = name
+    settings.RQ_QUEUES = {
+        **settings.RQ_QUEUES,
+        name: {"URL": TEST_REDIS_URL, "DEFAULT_TIMEOUT": 120},
+    }
+    queue = django_rq.get_queue(name)
+    yield queue
+    redis = queue.connection
+    for key in list(redis.scan_iter(match=f"*{name}*", count=1000)):
+        redis.delete(key)
+    for registry_set in ("rq:workers", "rq:queues"):
+        for member in redis.smembers(registry_set):
+            if name.encode() in member:
+                redis.srem(registry_set, member)
+    # A worker run --with-scheduler registers its scheduler under a random id, naming the
+    # queues it serves.
+    for key in list(redis.scan_iter(match="rq:scheduler:*", count=1000)):
+        if redis.type(key) == b"hash" and name.encode() in (redis.hget(key, "queues") or b""):
+            redis.delete(key)
+
+
+def worker_env(queue_name: str) -> dict[str, str]:
+    """The environment of a worker process (`manage.py rqworker`) that serves the test's queue
+    and sees the test database (whose rows the test must have committed)."""
+    from django.conf import settings
+    from django.db import connection
+
+    db = connection.settings_dict
+    keep = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG", "PYTHONPATH"}}
+    return {
+        **keep,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "REDIS_URL": TEST_REDIS_URL,
+        "INGEST_QUEUE": queue_name,
+        "INGEST_FETCH_ALLOWED_HOSTS": "127.0.0.1",
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "LOG_LEVEL": "WARNING",
+    }

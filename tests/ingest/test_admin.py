@@ -1,0 +1,176 @@
+"""The ingest jobs admin: a read-only list and page, readable payload and report, a link to the
+record, and a retry action guarded by its permission."""
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.urls import reverse
+
+from ingest import admin as ingest_admin
+from ingest import services
+from ingest.models import IngestJob
+from tests.factories import IngestJobFactory, RunwayFactory
+
+pytestmark = pytest.mark.django_db
+
+CHANGELIST = "admin:ingest_ingestjob_changelist"
+
+
+@pytest.fixture
+def enqueued(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    monkeypatch.setattr(
+        services, "ingest_job_enqueue", lambda *, job_id: calls.append(job_id) or True
+    )
+    return calls
+
+
+def staff(*perms: str) -> User:
+    user = User.objects.create_user(f"editor-{len(perms)}", password="x", is_staff=True)
+    for perm in perms:
+        app, codename = perm.split(".")
+        user.user_permissions.add(
+            Permission.objects.get(content_type__app_label=app, codename=codename)
+        )
+    return user
+
+
+@pytest.fixture
+def report() -> dict:
+    return {
+        "album_images": 2,
+        "counts": {"received": 2, "stored": 1, "refused": 1, "repeated": 0, "duplicates": 0},
+        "issues": [{"index": 1, "url": "https://example.com/<b>.jpg", "reason": "HTTP 404"}],
+        "issues_truncated": False,
+    }
+
+
+def test_the_list_shows_status_kind_source_attempts_and_filters(admin_client):
+    IngestJobFactory(status="failed", source="vogue", attempts=1)
+    IngestJobFactory(status="succeeded", source="wwd", kind="street", attempts=2)
+
+    response = admin_client.get(reverse(CHANGELIST))
+    filtered = admin_client.get(reverse(CHANGELIST), {"status__exact": "failed"})
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    for text in (
+        "failed",
+        "succeeded",
+        "vogue",
+        "wwd",
+        "Street",
+        "By status",
+        "By kind",
+        "By source",
+    ):
+        assert text in html
+    assert filtered.context["cl"].result_count == 1
+
+
+def test_jobs_are_found_by_id_url_or_webhook_id(admin_client):
+    job = IngestJobFactory(source_url="https://example.com/shows/acme-fw24", webhook_id="msg_42")
+    IngestJobFactory()
+
+    by_id = admin_client.get(reverse(CHANGELIST), {"q": str(job.pk)})
+    by_url = admin_client.get(reverse(CHANGELIST), {"q": "acme-fw24"})
+    by_webhook = admin_client.get(reverse(CHANGELIST), {"q": "msg_42"})
+    by_text = admin_client.get(reverse(CHANGELIST), {"q": "not a number"})
+
+    assert job in by_id.context["cl"].result_list
+    assert by_url.context["cl"].result_count == 1
+    assert by_webhook.context["cl"].result_count == 1
+    assert by_text.status_code == 200
+
+
+def test_the_job_page_shows_payload_and_report_readably(admin_client, report):
+    job = IngestJobFactory(
+        status="succeeded",
+        report=report,
+        payload={"kind": "runway", "title": "Acme <FW24>", "images": []},
+    )
+
+    response = admin_client.get(reverse("admin:ingest_ingestjob_change", args=[job.pk]))
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert '<pre style="white-space: pre-wrap">{\n  &quot;kind&quot;: &quot;runway&quot;' in html
+    assert "Acme &lt;FW24&gt;" in html  # escaped, not rendered
+    assert "<td>https://example.com/&lt;b&gt;.jpg</td><td>HTTP 404</td>" in html
+    assert "received: 2, stored: 1, refused: 1, repeated: 0, duplicates: 0" in html
+
+
+def test_nobody_adds_changes_or_deletes_jobs_in_the_admin(admin_client):
+    job = IngestJobFactory()
+
+    add = admin_client.get(reverse("admin:ingest_ingestjob_add"))
+    delete = admin_client.post(
+        reverse("admin:ingest_ingestjob_delete", args=[job.pk]), {"post": "yes"}
+    )
+    change = admin_client.post(
+        reverse("admin:ingest_ingestjob_change", args=[job.pk]), {"status": "succeeded"}
+    )
+
+    assert add.status_code == 403
+    assert delete.status_code == 403
+    assert change.status_code == 403
+    job.refresh_from_db()
+    assert job.status == "queued"
+
+
+def test_the_record_link_goes_to_the_record_admin_when_it_exists(monkeypatch):
+    runway = RunwayFactory()
+    job = IngestJobFactory(runway=runway)
+    admin = ingest_admin.IngestJobAdmin(IngestJob, None)
+
+    without = admin.record_link(job)
+    monkeypatch.setattr(ingest_admin, "reverse", lambda name, args: f"/admin/{name}/{args[0]}/")
+    with_admin = admin.record_link(job)
+
+    assert without == f"runway {runway.pk}"  # the review app's admin is not registered here
+    assert with_admin == (
+        f'<a href="/admin/admin:catalog_runway_change/{runway.pk}/">runway {runway.pk}</a>'
+    )
+
+
+def test_retry_queues_failed_and_stale_jobs_and_refuses_others(admin_client, enqueued):
+    failed = IngestJobFactory(status="failed", reason="unknown_brand")
+    stale = IngestJobFactory(status="stale")
+    done = IngestJobFactory(status="succeeded")
+
+    response = admin_client.post(
+        reverse(CHANGELIST),
+        {"action": "retry_jobs", "_selected_action": [failed.pk, stale.pk, done.pk]},
+        follow=True,
+    )
+
+    messages = [str(m) for m in response.context["messages"]]
+    assert f"Queued again: {failed.pk}, {stale.pk}." in messages
+    assert any(f"{done.pk} (succeeded)" in m for m in messages)
+    assert IngestJob.objects.get(pk=failed.pk).status == "queued"
+    assert IngestJob.objects.get(pk=stale.pk).status == "queued"
+    assert IngestJob.objects.get(pk=done.pk).status == "succeeded"
+
+
+def test_retry_needs_its_permission(client, enqueued):
+    viewer = staff("ingest.view_ingestjob")
+    retrier = staff("ingest.view_ingestjob", "ingest.retry_ingestjob")
+    job = IngestJobFactory(status="failed")
+
+    client.force_login(viewer)
+    page = client.get(reverse(CHANGELIST))
+    refused = client.post(
+        reverse(CHANGELIST), {"action": "retry_jobs", "_selected_action": [job.pk]}
+    )
+    job.refresh_from_db()
+    status_after_viewer = job.status
+    client.force_login(retrier)
+    offered = client.get(reverse(CHANGELIST))
+    client.post(reverse(CHANGELIST), {"action": "retry_jobs", "_selected_action": [job.pk]})
+
+    assert page.status_code == 200
+    assert "retry_jobs" not in page.content.decode()
+    assert refused.status_code in (200, 302)
+    assert status_after_viewer == "failed"
+    assert "retry_jobs" in offered.content.decode()
+    job.refresh_from_db()
+    assert job.status == "queued"

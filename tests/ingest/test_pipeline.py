@@ -1,0 +1,529 @@
+"""The worker pipeline, one job at a time: every dedup outcome, brand resolution, the one
+transaction, retries of transient errors, and the fence against superseded executions."""
+
+import uuid
+
+import pytest
+from django.core.files.storage import default_storage
+from django.db import OperationalError
+from django.utils import timezone
+
+from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
+from ingest import pipeline
+from ingest.hashing import PHASH_ALGORITHM
+from ingest.models import IngestJob
+from ingest.serializers import album_validate
+from ingest.services import ingest_job_accept
+from tests.factories import BrandAliasFactory, BrandFactory, RunwayFactory, StreetSnapFactory
+from tests.ingest.conftest import jpeg, runway_album, street_album
+
+pytestmark = pytest.mark.django_db
+
+
+def submit(album: dict) -> IngestJob:
+    return ingest_job_accept(webhook_id=f"msg_{uuid.uuid4().hex}", album=album_validate(album))
+
+
+def run(job: IngestJob, *, final_attempt: bool = True) -> IngestJob:
+    pipeline.run_job(job.pk, final_attempt=final_attempt)
+    job.refresh_from_db()
+    return job
+
+
+@pytest.fixture
+def acme():
+    return BrandFactory(name="Acme", slug="acme")
+
+
+@pytest.fixture
+def photos(image_server):
+    """Three different photographs on the local server."""
+    return [
+        image_server.add("/a/1.jpg", jpeg("astronaut", size=320)),
+        image_server.add("/a/2.jpg", jpeg("coffee", size=320)),
+        image_server.add("/a/3.jpg", jpeg("chelsea", size=320)),
+    ]
+
+
+# --- New records ---------------------------------------------------------------------------
+
+
+def test_a_new_runway_is_written_pending_with_its_images(acme, photos):
+    job = submit(runway_album(photos))
+
+    job = run(job)
+
+    assert job.status == "succeeded", job.error
+    assert job.attempts == 1
+    runway = Runway.objects.get()
+    assert job.runway == runway
+    assert runway.status == "pending"
+    assert runway.brand == acme
+    assert (runway.season_code, runway.collection_type) == ("FW24", "ready-to-wear")
+    assert runway.ingest_job_id == job.pk
+    assert runway.content_checksum == job.payload_checksum
+    assert runway.version == 1
+    images = list(runway.images.order_by("sort_order"))
+    assert [i.original_url for i in images] == photos
+    assert [i.look_index for i in images] == [1, 2, 3]
+    assert runway.image_count == 3
+    assert runway.cover == images[0]
+    for image in images:
+        assert image.storage_key == f"images/{image.sha1[:2]}/{image.sha1}.jpg"
+        assert default_storage.exists(image.storage_key)
+        assert image.mime_type == "image/jpeg"
+        assert (image.width, image.height) != (0, 0)
+        assert image.phash is not None
+        assert image.phash_algorithm == PHASH_ALGORITHM
+        assert image.byte_size == default_storage.size(image.storage_key)
+        assert not image.is_duplicate
+    assert job.report["counts"] == {
+        "received": 3,
+        "stored": 3,
+        "refused": 0,
+        "repeated": 0,
+        "duplicates": 0,
+    }
+
+
+def test_a_new_street_snap_keeps_its_details_under_their_main(photos):
+    album = street_album(photos)
+    album["images"][1].update(is_detail=True, parent=0)
+
+    job = run(submit(album))
+
+    assert job.status == "succeeded", job.error
+    snap = StreetSnap.objects.get()
+    main, detail, other = snap.images.order_by("sort_order")
+    assert (detail.is_detail, detail.parent) == (True, main)
+    assert (main.is_detail, other.is_detail) == (False, False)
+    assert snap.cover == main
+    assert snap.image_count == 3
+    assert job.street_snap == snap
+
+
+def test_a_detail_listed_before_its_main_is_attached(photos):
+    album = street_album(photos)
+    album["images"][0].update(is_detail=True, parent=2)
+
+    job = run(submit(album))
+
+    snap = StreetSnap.objects.get()
+    first, second, third = snap.images.order_by("sort_order")
+    assert job.status == "succeeded"
+    assert first.parent == third
+    assert snap.cover == second  # the first *main* image
+
+
+def test_a_detail_whose_parent_was_refused_is_stored_as_a_main_image(photos, image_server):
+    album = street_album([image_server.url("/missing.jpg"), photos[0]])
+    album["images"][1].update(is_detail=True, parent=0)
+
+    job = run(submit(album))
+
+    image = StreetSnapImage.objects.get()
+    assert (image.is_detail, image.parent) == (False, None)
+    assert job.status == "succeeded"
+    assert any("stored as a main image" in issue["reason"] for issue in job.report["issues"])
+
+
+def test_the_same_bytes_twice_are_stored_once(acme, image_server):
+    bytes_ = jpeg("rocket", size=300)
+    urls = [image_server.add("/r/1.jpg", bytes_), image_server.add("/r/1-copy.jpg", bytes_)]
+
+    job = run(submit(runway_album(urls)))
+
+    assert RunwayImage.objects.count() == 1
+    assert job.report["counts"] == {
+        "received": 2,
+        "stored": 1,
+        "refused": 0,
+        "repeated": 1,
+        "duplicates": 0,
+    }
+    assert "same bytes as image 0" in job.report["issues"][0]["reason"]
+
+
+def test_one_url_listed_twice_is_downloaded_once(acme, image_server):
+    url = image_server.add("/r/1.jpg", jpeg("rocket", size=300))
+
+    job = run(submit(runway_album([url, url])))
+
+    assert image_server.hits["/r/1.jpg"] == 1
+    assert job.report["counts"]["repeated"] == 1
+
+
+# --- Existing records: the four outcomes ------------------------------------------------------
+
+
+def test_a_pending_record_with_the_source_key_skips_without_downloading(acme, photos, image_server):
+    album = runway_album(photos)
+    existing = RunwayFactory(source="vogue", source_url=album["source_url"])
+
+    job = run(submit(album))
+
+    assert (job.status, job.reason) == ("skipped", "exists_pending")
+    assert job.record_id == existing.pk
+    assert sum(image_server.hits.values()) == 0
+    assert Runway.objects.count() == 1
+    assert job.report["counts"]["received"] == 0
+    assert job.report["album_images"] == 3
+
+
+def test_a_published_record_skips(acme, photos):
+    album = runway_album(photos)
+    RunwayFactory(published=True, source="vogue", source_url=album["source_url"])
+
+    job = run(submit(album))
+
+    assert (job.status, job.reason) == ("skipped", "exists_published")
+
+
+def test_a_live_record_with_the_entity_key_skips_whatever_its_source(acme, photos):
+    RunwayFactory(brand=acme, season_code="FW24", collection_type="ready-to-wear", source="wwd")
+
+    job = run(submit(runway_album(photos)))
+
+    assert (job.status, job.reason) == ("skipped", "exists_pending")
+
+
+def test_a_street_snap_matches_its_entity_key_with_the_title_folded(photos):
+    existing = StreetSnapFactory(
+        city="Copenhagen", year=2026, month=8, title="Street  Style Copenhagen"
+    )
+
+    job = run(submit(street_album(photos, title="Street Style\tCopenhagen")))
+
+    assert (job.status, job.reason, job.record_id) == ("skipped", "exists_pending", existing.pk)
+
+
+def test_a_deleted_record_with_the_source_key_skips(acme, photos):
+    album = runway_album(photos)
+    RunwayFactory(source="vogue", source_url=album["source_url"], deleted_at=timezone.now())
+
+    job = run(submit(album))
+
+    assert (job.status, job.reason) == ("skipped", "deleted")
+    assert Runway.objects.count() == 1
+
+
+def test_a_deleted_record_frees_its_entity_key_for_another_article(acme, photos):
+    RunwayFactory(
+        brand=acme,
+        season_code="FW24",
+        collection_type="ready-to-wear",
+        deleted_at=timezone.now(),
+    )
+
+    job = run(submit(runway_album(photos)))
+
+    assert job.status == "succeeded"
+    assert Runway.objects.live().count() == 1
+
+
+def test_a_rejected_record_with_the_same_checksum_skips(acme, photos):
+    album = runway_album(photos)
+    job = submit(album)
+    RunwayFactory(
+        brand=acme,
+        status="rejected",
+        reject_reason="blurry",
+        source="vogue",
+        source_url=album["source_url"],
+        content_checksum=job.payload_checksum,
+    )
+
+    job = run(job)
+
+    assert (job.status, job.reason) == ("skipped", "rejected_unchanged")
+    assert Runway.objects.get().status == "rejected"
+
+
+def test_a_rejected_record_with_new_content_is_reopened_in_place(acme, photos, image_server):
+    album = runway_album(photos[:2])
+    rejected = RunwayFactory(
+        brand=acme,
+        season_code="FW24",
+        collection_type="ready-to-wear",
+        status="rejected",
+        reviewer="ed",
+        reviewed_at=timezone.now(),
+        reject_reason="wrong show",
+        source="vogue",
+        source_url=album["source_url"],
+        content_checksum="0" * 64,
+        title="Old title",
+    )
+    old_images = [
+        RunwayImage.objects.create(runway=rejected, storage_key=f"old/{n}.jpg", sort_order=n)
+        for n in range(3)
+    ]
+    Runway.objects.filter(pk=rejected.pk).update(cover=old_images[0], image_count=3, version=4)
+
+    job = run(submit(album))
+
+    assert job.status == "succeeded", job.error
+    reopened = Runway.objects.get()
+    assert reopened.pk == rejected.pk
+    assert job.runway_id == rejected.pk
+    assert reopened.status == "pending"
+    assert (reopened.reviewer, reopened.reviewed_at, reopened.reject_reason) == ("", None, "")
+    assert reopened.title == album["title"]
+    assert reopened.version == 5
+    assert reopened.content_checksum == job.payload_checksum
+    assert reopened.ingest_job_id == job.pk
+    for old in old_images:
+        old.refresh_from_db()
+        assert old.deleted_at is not None
+    live = list(reopened.images.live().order_by("sort_order"))
+    assert [i.original_url for i in live] == photos[:2]
+    assert reopened.image_count == 2
+    assert reopened.cover == live[0]
+
+
+def test_a_reopened_record_does_not_flag_its_own_old_images(acme, photos):
+    album = runway_album(photos[:1])
+    first = run(submit(album))
+    Runway.objects.update(status="rejected", reject_reason="try again")
+
+    second = run(submit(runway_album(photos[:1] + photos[1:2], source_url=album["source_url"])))
+
+    assert first.status == second.status == "succeeded"
+    assert second.report["counts"]["duplicates"] == 0
+    assert not RunwayImage.objects.live().filter(is_duplicate=True).exists()
+
+
+def test_a_rejected_street_snap_is_reopened_too(photos):
+    album = street_album(photos[:1])
+    rejected = StreetSnapFactory(
+        city="Copenhagen",
+        year=2026,
+        month=8,
+        title="Street Style Copenhagen",
+        status="rejected",
+        reject_reason="dupe",
+    )
+
+    job = run(submit(album))
+
+    assert job.status == "succeeded"
+    assert job.street_snap_id == rejected.pk
+    assert StreetSnap.objects.get().status == "pending"
+
+
+# --- Brands ------------------------------------------------------------------------------------
+
+
+def test_an_unknown_brand_fails_permanently_with_a_clear_error(photos, image_server):
+    job = run(submit(runway_album(photos, brand="Nobody Knows")), final_attempt=False)
+
+    assert (job.status, job.reason) == ("failed", "unknown_brand")
+    assert "Nobody Knows" in job.error and "alias" in job.error
+    assert job.attempts == 1
+    assert sum(image_server.hits.values()) == 0
+    assert not Runway.objects.exists()
+
+
+@pytest.mark.parametrize("sent", ["acme", "ACME", "Acme", "acme-studios", "Acme Studios", "ACNE"])
+def test_a_brand_resolves_by_slug_or_alias_whatever_the_case(photos, sent):
+    brand = BrandFactory(name="Acme Studios", slug="acme-studios")
+    BrandAliasFactory(brand=brand, alias="Acme")
+    BrandAliasFactory(brand=brand, alias="acne")
+
+    job = run(submit(runway_album(photos[:1], brand=sent)))
+
+    assert job.status == "succeeded", job.error
+    assert Runway.objects.get().brand == brand
+
+
+# --- Failures and retries -------------------------------------------------------------------------
+
+
+def test_when_every_image_is_refused_the_job_fails_and_writes_no_record(acme, image_server):
+    urls = [image_server.url("/missing-1.jpg"), image_server.add("/page.jpg", b"<html></html>")]
+
+    job = run(submit(runway_album(urls)))
+
+    assert (job.status, job.reason) == ("failed", "no_images")
+    assert "None of the 2 images" in job.error
+    assert not Runway.objects.exists()
+    assert job.report["counts"] == {
+        "received": 2,
+        "stored": 0,
+        "refused": 2,
+        "repeated": 0,
+        "duplicates": 0,
+    }
+
+
+def test_a_transient_image_error_releases_the_job_for_a_retry(acme, photos, image_server):
+    flaky = image_server.add("/flaky.jpg", jpeg("rocket", size=300), failures_first=(503,))
+    job = submit(runway_album([*photos[:1], flaky]))
+
+    with pytest.raises(pipeline.Transient):
+        pipeline.run_job(job.pk, final_attempt=False)
+
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert "HTTP 503" in job.error and "will retry" in job.error
+    assert not Runway.objects.exists()
+    # The retry (rq's, in production) finds the site back.
+    job = run(job)
+    assert job.status == "succeeded"
+    assert job.attempts == 2
+    assert job.report["counts"]["stored"] == 2
+
+
+def test_on_the_last_attempt_a_transient_image_error_is_an_issue(acme, photos, image_server):
+    down = image_server.add("/down.jpg", b"", failures_first=(503, 503, 503))
+
+    job = run(submit(runway_album([photos[0], down])), final_attempt=True)
+
+    assert job.status == "succeeded"
+    assert job.report["counts"]["refused"] == 1
+    assert job.report["issues"] == [{"index": 1, "url": down, "reason": "HTTP 503"}]
+
+
+def test_a_storage_error_is_retried_then_fails_with_no_record(acme, photos, monkeypatch):
+    def broken(**kwargs):
+        raise OSError("bucket unavailable")
+
+    monkeypatch.setattr(pipeline, "image_store", broken)
+    job = submit(runway_album(photos))
+
+    with pytest.raises(pipeline.Transient):
+        pipeline.run_job(job.pk, final_attempt=False)
+    job.refresh_from_db()
+    assert job.status == "queued"
+    job = run(job, final_attempt=True)
+
+    assert (job.status, job.reason) == ("failed", "storage_error")
+    assert "bucket unavailable" in job.error
+    assert job.attempts == 2
+    assert not Runway.objects.exists()
+
+
+def test_a_database_error_is_retried(acme, photos, monkeypatch):
+    def gone(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(pipeline, "_new_images", gone)
+    job = submit(runway_album(photos[:1]))
+
+    with pytest.raises(OperationalError):
+        pipeline.run_job(job.pk, final_attempt=False)
+
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert "database error" in job.error
+    assert not Runway.objects.exists()
+
+
+def test_a_bug_fails_the_job_readably_and_is_not_retried(acme, photos, monkeypatch):
+    def bug(*args, **kwargs):
+        raise KeyError("oops")
+
+    monkeypatch.setattr(pipeline, "_new_images", bug)
+
+    job = run(submit(runway_album(photos[:1])), final_attempt=False)
+
+    assert (job.status, job.reason) == ("failed", "internal_error")
+    assert "KeyError" in job.error
+    assert not Runway.objects.exists()
+
+
+def test_a_finished_job_is_a_no_op(acme, photos, image_server):
+    job = run(submit(runway_album(photos)))
+    hits = sum(image_server.hits.values())
+
+    result = pipeline.run_job(job.pk, final_attempt=True)
+
+    job.refresh_from_db()
+    assert result == "nothing to do"
+    assert job.attempts == 1
+    assert sum(image_server.hits.values()) == hits
+    assert Runway.objects.count() == 1
+
+
+def test_a_job_found_running_is_taken_over(acme, photos):
+    # Its previous execution died (or raised with the database gone) before handing it back.
+    job = submit(runway_album(photos[:1]))
+    IngestJob.objects.filter(pk=job.pk).update(status="running", attempts=1)
+
+    job = run(job)
+
+    assert job.status == "succeeded"
+    assert job.attempts == 2
+
+
+# --- Races ----------------------------------------------------------------------------------------
+
+
+def test_a_unique_violation_in_the_final_transaction_skips_as_a_lost_race(
+    acme, photos, monkeypatch
+):
+    album = runway_album(photos[:1])
+    job = submit(album)
+    real_plan = pipeline._plan
+    calls = []
+
+    def plan_then_lose(kind, album_, checksum):
+        calls.append(1)
+        if len(calls) > 1:
+            # The second look, in the final transaction, saw nothing either (READ COMMITTED:
+            # the other worker's insert was not committed yet)...
+            return pipeline.Plan(record=None, brand=acme)
+        plan = real_plan(kind, album_, checksum)
+        # ...and between that look and our insert, another worker commits the same album.
+        RunwayFactory(brand=acme, source="vogue", source_url=album["source_url"])
+        return plan
+
+    monkeypatch.setattr(pipeline, "_plan", plan_then_lose)
+
+    job = run(job)
+
+    assert (job.status, job.reason) == ("skipped", "lost_race")
+    assert job.record_id == Runway.objects.get().pk
+    assert job.error == ""
+    assert RunwayImage.objects.count() == 0
+    # Counts describe the downloads; no near-duplicate flag of the rolled-back write remains.
+    assert job.report["counts"]["stored"] == 1
+    assert job.report["counts"]["duplicates"] == 0
+
+
+def test_a_record_written_while_we_downloaded_skips_on_the_second_look(acme, photos, monkeypatch):
+    album = runway_album(photos[:1])
+    job = submit(album)
+    real_download = pipeline._download_all
+
+    def download_and_race(urls):
+        outcomes = real_download(urls)
+        RunwayFactory(brand=acme, source="vogue", source_url=album["source_url"])
+        return outcomes
+
+    monkeypatch.setattr(pipeline, "_download_all", download_and_race)
+
+    job = run(job)
+
+    assert (job.status, job.reason) == ("skipped", "exists_pending")
+    assert Runway.objects.count() == 1
+
+
+def test_a_superseded_execution_writes_nothing(acme, photos, monkeypatch):
+    job = submit(runway_album(photos[:1]))
+    real_download = pipeline._download_all
+
+    def download_while_reclaimed(urls):
+        outcomes = real_download(urls)
+        # reconcile decided this execution was dead and marked the job stale meanwhile.
+        IngestJob.objects.filter(pk=job.pk).update(status="stale")
+        return outcomes
+
+    monkeypatch.setattr(pipeline, "_download_all", download_while_reclaimed)
+
+    result = pipeline.run_job(job.pk, final_attempt=True)
+
+    job.refresh_from_db()
+    assert result == "superseded"
+    assert job.status == "stale"
+    assert not Runway.objects.exists()

@@ -1,0 +1,179 @@
+"""Album validation: bounds, http(s) URLs, runway vs street fields, street parents, and the
+normalisation of entity-key parts."""
+
+import pytest
+from rest_framework.exceptions import ValidationError
+
+from ingest.serializers import album_validate
+from tests.ingest.conftest import runway_album, street_album
+
+URL = "https://example.com/a/1.jpg"
+
+
+def errors_of(album) -> dict:
+    with pytest.raises(ValidationError) as caught:
+        album_validate(album)
+    return caught.value.detail
+
+
+def test_a_runway_album_is_normalised():
+    album = runway_album(
+        [URL, "http://example.com/a/2.jpg"],
+        source="Vogue",
+        season_code=" fw 24 ",
+        collection_type="Ready to Wear",
+        brand="  Acme   Studios ",
+        title="Acme  Fall\t2024",
+    )
+    album["images"][1].pop("look_index")
+
+    validated = album_validate(album)
+
+    assert validated["source"] == "vogue"
+    assert validated["season_code"] == "FW24"
+    assert validated["collection_type"] == "ready-to-wear"
+    assert validated["brand"] == "Acme Studios"
+    assert validated["title"] == "Acme Fall 2024"
+    assert validated["images"] == [
+        {"url": URL, "look_index": 1},
+        {"url": "http://example.com/a/2.jpg", "look_index": 2},
+    ]
+
+
+def test_a_street_album_with_a_detail_is_accepted():
+    album = street_album([URL, "https://example.com/s/1-detail.jpg"])
+    album["images"][1].update(is_detail=True, parent=0)
+
+    validated = album_validate(album)
+
+    assert validated["images"] == [
+        {"url": URL, "is_detail": False, "parent": None},
+        {"url": "https://example.com/s/1-detail.jpg", "is_detail": True, "parent": 0},
+    ]
+
+
+def test_a_parent_without_is_detail_makes_a_detail():
+    album = street_album([URL, URL + "?d"])
+    album["images"][1]["parent"] = 0
+
+    assert album_validate(album)["images"][1]["is_detail"] is True
+
+
+@pytest.mark.parametrize(
+    ("image", "message"),
+    [
+        ({"is_detail": True}, "needs the index"),
+        ({"is_detail": False, "parent": 0}, "Only a detail"),
+        ({"parent": 7}, "not an image index"),
+        ({"parent": 1}, "own parent"),
+        ({"parent": 2}, "is a detail"),
+    ],
+)
+def test_street_parents_must_name_a_main_image_of_the_album(image, message):
+    album = street_album([URL, URL + "?1", URL + "?2"])
+    album["images"][2].update(is_detail=True, parent=0)
+    album["images"][1].update(image)
+
+    errors = errors_of(album)
+
+    assert message in str(errors["images"][1]["parent"][0])
+
+
+def test_a_street_field_in_a_runway_album_is_named():
+    errors = errors_of(runway_album([URL], city="Paris"))
+
+    assert "street album field" in str(errors["city"][0])
+
+
+def test_a_runway_field_in_a_street_album_and_image_is_named():
+    album = street_album([URL], brand="Acme")
+    album["images"][0]["look_index"] = 3
+
+    errors = errors_of(album)
+
+    assert "runway album field" in str(errors["brand"][0])
+    assert "runway image field" in str(errors["images"][0]["look_index"][0])
+
+
+def test_an_unknown_field_is_refused_with_the_known_ones():
+    errors = errors_of(runway_album([URL], colour="red"))
+
+    assert "Unknown field" in str(errors["colour"][0])
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/a.jpg",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "data:image/png;base64,AAAA",
+        "//example.com/a.jpg",
+        "/a.jpg",
+        "https://exa mple.com/a.jpg",
+    ],
+)
+def test_image_urls_must_be_absolute_http_or_https(url):
+    errors = errors_of(runway_album([url]))
+
+    assert "http(s)" in str(errors["images"][0]["url"][0])
+
+
+def test_the_image_count_is_bounded(settings):
+    settings.INGEST_MAX_IMAGES = 3
+
+    too_many = errors_of(runway_album([f"{URL}?{n}" for n in range(4)]))
+    none = errors_of(runway_album([]))
+
+    assert "At most 3" in str(too_many["images"])
+    assert "at least one" in str(none["images"])
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("title", "t" * 256),
+        ("brand", "b" * 129),
+        ("season_code", "S" * 17),
+        ("collection_type", "c" * 33),
+        ("description", "d" * 20_001),
+        ("source", "s" * 33),
+        ("source_url", "https://example.com/" + "p" * 1010),
+    ],
+)
+def test_string_lengths_are_bounded(field, value):
+    errors = errors_of(runway_album([URL], **{field: value}))
+
+    assert field in errors
+
+
+def test_an_image_url_is_bounded():
+    errors = errors_of(runway_album(["https://example.com/" + "p" * 2040]))
+
+    assert "url" in errors["images"][0]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("month", 0), ("month", 13), ("year", 1849), ("year", 2101), ("title", "   ")],
+)
+def test_street_entity_fields_are_bounded(field, value):
+    errors = errors_of(street_album([URL], **{field: value}))
+
+    assert field in errors
+
+
+@pytest.mark.parametrize("kind", [None, "editorial", 3])
+def test_the_kind_must_be_runway_or_street(kind):
+    errors = errors_of({**runway_album([URL]), "kind": kind})
+
+    assert "kind" in errors
+
+
+def test_a_non_object_body_is_refused():
+    assert "non_field_errors" in errors_of([runway_album([URL])])
+
+
+@pytest.mark.parametrize("season_code", ["FW/24", "ÉTÉ24", "   "])
+def test_a_season_code_is_letters_and_digits(season_code):
+    assert "season_code" in errors_of(runway_album([URL], season_code=season_code))

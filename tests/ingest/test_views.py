@@ -1,0 +1,148 @@
+"""The endpoints' contract: 202 with the job's id, status and status URL; the status document;
+400 with field messages and nothing written."""
+
+import json
+
+import pytest
+
+from ingest.models import IngestJob, UsedWebhookId
+from tests.factories import IngestJobFactory, RunwayFactory
+from tests.ingest.conftest import runway_album, signed_headers, street_album
+
+pytestmark = pytest.mark.django_db
+
+
+def test_submit_answers_202_with_the_job_and_its_status_url(crawler):
+    album = runway_album(["https://example.com/a/1.jpg", "https://example.com/a/1b.jpg"])
+
+    response = crawler.post(album)
+
+    assert response.status_code == 202
+    job = IngestJob.objects.get()
+    assert response.json() == {
+        "job_id": job.pk,
+        "status": "queued",
+        "status_url": f"/api/ingest/v1/jobs/{job.pk}",
+    }
+    assert response.headers["Location"] == f"/api/ingest/v1/jobs/{job.pk}"
+    assert job.kind == "runway"
+    assert job.source == "vogue"
+    assert job.source_url == album["source_url"]
+    assert job.status == IngestJob.Status.QUEUED
+    assert len(job.payload_checksum) == 64
+    assert job.payload["images"][1] == {"url": "https://example.com/a/1b.jpg", "look_index": 2}
+
+
+def test_submit_stores_the_webhook_id_as_used(crawler):
+    response = crawler.post(street_album(["https://example.com/s/1.jpg"]), msg_id="msg_once")
+
+    assert response.status_code == 202
+    assert UsedWebhookId.objects.filter(webhook_id="msg_once").exists()
+    assert IngestJob.objects.get().webhook_id == "msg_once"
+
+
+def test_an_invalid_album_is_400_with_field_messages_and_writes_nothing(crawler):
+    album = runway_album(["ftp://example.com/a/1.jpg"], year=1200)
+    del album["brand"]
+
+    response = crawler.post(album)
+
+    assert response.status_code == 400
+    errors = response.json()
+    assert set(errors) == {"brand", "year", "images"}
+    assert "http(s)" in errors["images"]["0"]["url"][0]
+    assert not IngestJob.objects.exists()
+    assert not UsedWebhookId.objects.exists()
+
+
+def test_malformed_json_is_400(crawler):
+    response = crawler.post('{"kind": "runway", ')
+
+    assert response.status_code == 400
+    assert not IngestJob.objects.exists()
+
+
+def test_a_body_over_the_limit_is_400_and_writes_nothing(crawler, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2_000
+    album = runway_album([f"https://example.com/a/{n}.jpg" for n in range(100)])
+
+    response = crawler.post(album)
+
+    assert response.status_code == 400
+    assert "body" in response.json()
+    assert not IngestJob.objects.exists()
+
+
+def test_the_status_of_a_queued_job_has_the_full_shape(crawler):
+    job = IngestJobFactory(
+        payload={"kind": "runway", "images": [{"url": "https://example.com/a/1.jpg"}]}
+    )
+
+    response = crawler.status(job.pk)
+
+    assert response.status_code == 200
+    assert response.json() == {
+        "job_id": job.pk,
+        "kind": "runway",
+        "status": "queued",
+        "reason": "",
+        "error": "",
+        "record_id": None,
+        "attempts": 0,
+        "report": {
+            "album_images": 1,
+            "counts": {"received": 0, "stored": 0, "refused": 0, "repeated": 0, "duplicates": 0},
+            "issues": [],
+            "issues_truncated": False,
+        },
+    }
+
+
+def test_the_status_of_a_finished_job_shows_its_record_and_report(crawler):
+    runway = RunwayFactory()
+    report = {
+        "album_images": 2,
+        "counts": {"received": 2, "stored": 1, "refused": 1, "repeated": 0, "duplicates": 0},
+        "issues": [{"index": 1, "url": "https://example.com/a/2.jpg", "reason": "HTTP 404"}],
+        "issues_truncated": False,
+    }
+    job = IngestJobFactory(status="succeeded", runway=runway, attempts=1, report=report)
+
+    body = crawler.status(job.pk).json()
+
+    assert body["record_id"] == runway.pk
+    assert body["status"] == "succeeded"
+    assert body["report"] == report
+
+
+def test_the_status_of_an_unknown_job_is_404(crawler):
+    assert crawler.status(999_999).status_code == 404
+
+
+def test_the_openapi_schema_describes_the_ingest_endpoints(client):
+    response = client.get("/api/schema/", headers={"Accept": "application/json"})
+
+    assert response.status_code == 200
+    schema = json.loads(response.content) if response.content.startswith(b"{") else None
+    text = response.content.decode()
+    assert "/api/ingest/v1/albums" in text
+    assert "/api/ingest/v1/jobs/{id}" in text
+    assert "standardWebhooks" in text
+    if schema is not None:
+        assert "Album" in schema["components"]["schemas"]
+
+
+def test_signed_requests_need_no_csrf_token(client):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    body = json.dumps(runway_album(["https://example.com/a/1.jpg"]))
+
+    response = strict.post(
+        "/api/ingest/v1/albums",
+        data=body,
+        content_type="application/json",
+        headers=signed_headers(body),
+    )
+
+    assert response.status_code == 202
