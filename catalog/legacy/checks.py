@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from itertools import batched
 
+from django.db import connection
 from django.db.models import (
     BooleanField,
     Count,
@@ -59,6 +60,7 @@ RECORD_FIELD = {RUNWAY: "runway", STREET: "street_snap"}
 
 def database_checks(plan: Plan, floor: int, writer_problems: Iterable[str] = ()) -> list[Check]:
     problems = list(writer_problems)
+    _analyze()
     return [
         _brands_check(plan, floor),
         _conservation_check(plan, floor, images=False),
@@ -72,6 +74,17 @@ def database_checks(plan: Plan, floor: int, writer_problems: Iterable[str] = ())
             "; ".join(problems[:5]),
         ),
     ]
+
+
+def _analyze() -> None:
+    # The import has just bulk-loaded these tables in its own transaction: without fresh
+    # statistics PostgreSQL plans the checks' joins as if the tables were still small (nested
+    # loops over hundreds of thousands of rows). ANALYZE sees the transaction's own rows.
+    if connection.vendor != "postgresql":
+        return
+    models = (Brand, Runway, StreetSnap, RunwayImage, StreetSnapImage, LegacyIdMap)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {', '.join(m._meta.db_table for m in models)}")
 
 
 def _this_run(tables: Iterable[str], floor: int, outcomes: Iterable[str] = INSERTED) -> QuerySet:

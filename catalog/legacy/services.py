@@ -78,6 +78,7 @@ def legacy_archive_migrate(
                 raise _RollBack(result)
             problems = apply_plan(plan, source, catalog, now=timezone.now(), progress=progress)
             result.checks += database_checks(plan, floor, problems)
+            progress("checks run", len(result.checks), 0)
             if not result.ok:
                 raise _RollBack(result)
             result.written = True

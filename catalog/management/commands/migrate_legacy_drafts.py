@@ -59,7 +59,8 @@ class Command(BaseCommand):
 
         def progress(stage: str, done: int, total: int) -> None:
             elapsed = time.monotonic() - started
-            self.stderr.write(f"[{elapsed:7.1f}s] {stage}: {done:,} / {total:,}")
+            of = f" / {total:,}" if total else ""
+            self.stderr.write(f"[{elapsed:7.1f}s] {stage}: {done:,}{of}")
 
         try:
             with PostgresLegacySource(url) as source:
