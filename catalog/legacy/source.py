@@ -116,11 +116,9 @@ class PostgresLegacySource:
         present: dict[str, set[str]] = {}
         for table, column in rows:
             present.setdefault(table, set()).add(column)
-        missing = []
+        missing = [f"table {table}" for table in wanted if table not in present]
         for table, columns in wanted.items():
-            if table not in present:
-                missing.append(f"table {table}")
-            else:
+            if table in present:
                 missing += [f"{table}.{column}" for column in sorted(columns - present[table])]
         if missing:
             raise LegacySourceError(

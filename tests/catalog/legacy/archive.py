@@ -113,6 +113,15 @@ class LegacyDatabase:
         (new_id,) = self.conn.execute(query, [_flag(v) for v in values.values()]).fetchone()
         return new_id
 
+    def update(self, table: str, row_id: int, **values: object) -> None:
+        query = sql.SQL("UPDATE {} SET {} WHERE id = %s").format(
+            sql.Identifier(table),
+            sql.SQL(", ").join(
+                sql.SQL("{} = %s").format(sql.Identifier(column)) for column in values
+            ),
+        )
+        self.conn.execute(query, [*(_flag(v) for v in values.values()), row_id])
+
     def snapshot(self) -> dict[str, list[tuple]]:
         """Every row of every legacy table, to show the import never writes there."""
         return {
