@@ -147,11 +147,11 @@ def build_legacy(name: str, records: int, per_record: int) -> dict[str, int]:
     return {"records": records, "images": records * per_record, "brands": counts["brands"]}
 
 
-def run_phase(args: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
-    """Wall seconds, peak RSS in MiB, exit status and stdout of one manage.py process."""
+def run_phase(command: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
+    """Wall seconds, peak RSS in MiB, exit status and stdout of one child process."""
     started = time.perf_counter()
-    process = subprocess.Popen(  # noqa: S603 - our own manage.py
-        [sys.executable, "manage.py", *args],
+    process = subprocess.Popen(  # noqa: S603 - our own scripts
+        [sys.executable, *command],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -161,8 +161,22 @@ def run_phase(args: list[str], env: dict[str, str]) -> tuple[float, float, int, 
     stdout = process.stdout.read() if process.stdout else ""
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, process.returncode, stdout
+    return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), stdout
+
+
+def bulk_create_child(legacy_url: str) -> None:
+    """The real run, writing through Django's bulk_create (the portable path) instead of COPY."""
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from catalog.legacy import writer
+
+    writer.default_inserter = writer.OrmInserter
+    call_command("migrate_legacy_drafts", "--legacy-url", legacy_url)
 
 
 def main() -> None:
@@ -170,47 +184,60 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--images-per-record", type=int, default=20)
     parser.add_argument(
-        "--keep", action="store_true", help="keep both databases (to profile or inspect them)"
+        "--keep", action="store_true", help="keep the databases (to profile or inspect them)"
     )
+    parser.add_argument("--bulk-create-child", metavar="LEGACY_URL", help=argparse.SUPPRESS)
     options = parser.parse_args()
-    source, target = "bench_legacy_source", "bench_legacy_target"
+    if options.bulk_create_child:
+        bulk_create_child(options.bulk_create_child)
+        return
+    source, target, target_orm = "bench_legacy_source", "bench_legacy_target", "bench_legacy_orm"
     env = {**os.environ, "DATABASE_URL": url(target), "DEBUG": "false"}
+    env_orm = {**env, "DATABASE_URL": url(target_orm)}
     try:
-        recreate(source)
-        recreate(target)
+        for name in (source, target, target_orm):
+            recreate(name)
         started = time.perf_counter()
         sizes = build_legacy(source, options.records, options.images_per_record)
         print(
             f"legacy archive: {sizes['records']:,} records, {sizes['images']:,} images,"
             f" {sizes['brands']:,} brands (built in {time.perf_counter() - started:.1f} s)"
         )
-        subprocess.run(  # noqa: S603
-            [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True
-        )
-        rows = sizes["records"] + sizes["images"] + sizes["brands"]
-        _, baseline, _, _ = run_phase(["check"], env)
-        print(f"{'phase':<22}{'wall s':>9}{'rows/s':>12}{'peak RSS MiB':>15}{'above check':>13}")
-        print(f"{'manage.py check':<22}{'':>9}{'':>12}{baseline:>15.0f}{'':>13}")
-        for label, extra in (
-            ("dry run", ["--dry-run"]),
-            ("real run", []),
-            ("rerun (no-op)", []),
-        ):
-            wall, rss, code, stdout = run_phase(
-                ["migrate_legacy_drafts", "--legacy-url", url(source), *extra], env
+        for environment in (env, env_orm):
+            subprocess.run(  # noqa: S603
+                [sys.executable, "manage.py", "migrate", "-v", "0"],
+                cwd=ROOT,
+                env=environment,
+                check=True,
             )
+        rows = sizes["records"] + sizes["images"] + sizes["brands"]
+        _, baseline, _, _ = run_phase(["manage.py", "check"], env)
+        print(f"{'phase':<30}{'wall s':>9}{'rows/s':>12}{'peak RSS MiB':>15}{'above check':>13}")
+        print(f"{'manage.py check (baseline)':<30}{'':>9}{'':>12}{baseline:>15.0f}{'':>13}")
+        command = ["manage.py", "migrate_legacy_drafts", "--legacy-url", url(source)]
+        walls = {}
+        for label, phase, environment in (
+            ("dry run", [*command, "--dry-run"], env),
+            ("real run (COPY)", command, env),
+            ("rerun (no-op)", command, env),
+            ("real run (bulk_create)", [__file__, "--bulk-create-child", url(source)], env_orm),
+        ):
+            wall, rss, code, stdout = run_phase(phase, environment)
             if code != 0:
                 print(stdout[-3000:])
                 raise SystemExit(f"{label} exited {code}")
+            walls[label] = wall
             print(
-                f"{label:<22}{wall:>9.1f}{rows / wall:>12,.0f}{rss:>15.0f}{rss - baseline:>13.0f}"
+                f"{label:<30}{wall:>9.1f}{rows / wall:>12,.0f}{rss:>15.0f}{rss - baseline:>13.0f}"
             )
             if label == "rerun (no-op)":
                 assert "nothing to import" in stdout, stdout[-2000:]
+        ratio = walls["real run (bulk_create)"] / walls["real run (COPY)"]
+        print(f"bulk_create / COPY wall time: {ratio:.1f}x (one run each, same archive)")
     finally:
         if not options.keep:
-            drop(source)
-            drop(target)
+            for name in (source, target, target_orm):
+                drop(name)
 
 
 if __name__ == "__main__":
