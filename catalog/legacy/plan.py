@@ -23,7 +23,8 @@ Rules (SPEC.md "Legacy migration"):
 - cover: the album's live image with the cover key, else its first live main image, else none.
 
 Memory: records and brands are held (a few hundred bytes each plus their text); images are
-streamed one album at a time, and only their ids are kept, in sets (about 60 bytes per image).
+streamed one album at a time and only their ids are kept, in sets. A whole dry run measured
+about 150 bytes per legacy row (bench/legacy_import.py).
 """
 
 from __future__ import annotations
@@ -427,15 +428,18 @@ def _plan_records(
         subject = describe_key(kind, rp.key, brand_slugs)
         return Entry(rp.row.table.name, rp.row.id, rp.row.status, subject, reason)
 
-    def decide(row: LegacyRecord) -> RecordPlan:
+    def decide(row: LegacyRecord) -> tuple[RecordPlan, bool]:
+        """The row's plan, and whether the rules still have to place it."""
         rp = RecordPlan(row, SKIPPED, key_of(row), brand_keys.get(row.brand_id))
         plan.records[(row.table.name, row.id)] = rp
         if row.id in catalog.earlier_in(row.table.name):
             rp.outcome = EARLIER
-            return rp
+            return rp, False
         if reasons := _invalid(row, brand_keys):
+            # Counted as skipped so the tallies still add up; the run stops on it anyway.
             plan.invalid.append(entry(rp, "; ".join(reasons)))
-        return rp
+            return rp, False
+        return rp, True
 
     # The published counterpart of an approved draft: a legacy published row with its key
     # (a live one first), else a live published catalog record.
@@ -449,8 +453,8 @@ def _plan_records(
         key=lambda r: (r.deleted, r.table.drafts, r.created_at if r.table.drafts else 0, r.id),
     )
     for row in order:
-        rp = decide(row)
-        if rp.outcome == EARLIER or rp.key is None or _invalid(row, brand_keys):
+        rp, undecided = decide(row)
+        if not undecided:
             plan.tally(row.table.name, row.status).add(rp.outcome)
             continue
         source_key = (row.source, row.source_url) if row.source_url else None
@@ -475,9 +479,9 @@ def _plan_records(
     for row in sorted(
         (r for r in drafts if r.status == APPROVED), key=lambda r: (r.created_at, r.id)
     ):
-        rp = decide(row)
+        rp, undecided = decide(row)
         rp.approved = True
-        if rp.outcome != EARLIER and rp.key is not None and not _invalid(row, brand_keys):
+        if undecided:
             holder: Ref | None = counterparts.get(rp.key)
             if holder is None:
                 live = catalog.live_keys[kind].get(rp.key)

@@ -87,3 +87,39 @@ def test_every_written_plan_passes_its_database_checks(legacy):
                 per_table[table] += n
             mapped = Counter(LegacyIdMap.objects.values_list("legacy_table", flat=True))
             assert mapped == per_table
+
+
+@pytest.mark.parametrize(
+    "corrupt, failed_check",
+    [
+        ({"is_detail": True, "parent_id": "detail"}, "no detail of a detail"),
+        ({"dup_of_id": 10**9}, "no dangling parent or dup_of"),
+        ({"deleted_at": "2024-01-01T00:00Z"}, "image_count = live images"),
+    ],
+)
+def test_the_database_checks_catch_what_a_writer_bug_would_leave(
+    monkeypatch, corrupt, failed_check
+):
+    legacy = archive(
+        record(STREETS, 1),
+        images=[
+            (STREETS, image(1, 1)),
+            (STREETS, image(2, 1, is_detail=True, parent_id=1)),
+            (STREETS, image(3, 1)),
+        ],
+    )
+    set_covers = writer._Writer.set_covers
+
+    def buggy_set_covers(self):  # then corrupts image 3 the way a writer bug would
+        set_covers(self)
+        ids = self.image_ids[STREETS.image_table]
+        values = {k: ids[2] if v == "detail" else v for k, v in corrupt.items()}
+        StreetSnapImage.objects.filter(pk=ids[3]).update(**values)
+
+    monkeypatch.setattr(writer._Writer, "set_covers", buggy_set_covers)
+
+    result = legacy_archive_migrate(source=legacy, dry_run=False)
+
+    assert not result.written
+    assert [f for f in result.failures if failed_check in f], result.failures
+    assert StreetSnapImage.objects.count() == 0
