@@ -388,13 +388,12 @@ class _Writer:
             for decision in decide_images(table, record, images, earlier):
                 if decision.outcome != EARLIER:
                     batch.append((decision, record_new_id))
+            ticker.advance(len(images))
             # Flush only between albums: a detail's parent is then always in its batch.
             if len(batch) >= IMAGE_BATCH:
                 self._flush_images(table, batch)
-                ticker.advance(len(batch))
                 batch = []
         self._flush_images(table, batch)
-        ticker.advance(len(batch))
         ticker.finish()
 
     def _flush_images(
