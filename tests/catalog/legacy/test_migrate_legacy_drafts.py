@@ -35,26 +35,9 @@ from catalog.models import (
 from publicapi.models import PublicBrand, PublicRunway, PublicStreetSnap, PublicStreetSnapImage
 from tests.catalog.legacy import scenario
 from tests.catalog.legacy.archive import ALL_TABLES, at
+from tests.catalog.legacy.support import catalog_counts, migrate
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
-
-MODELS = [Brand, Runway, StreetSnap, RunwayImage, StreetSnapImage, LegacyIdMap]
-
-
-def migrate(conninfo: str, *args: str) -> tuple[int, str, str]:
-    """Run the command; (exit status, stdout, stderr)."""
-    out, err = StringIO(), StringIO()
-    try:
-        call_command(
-            "migrate_legacy_drafts", "--legacy-url", conninfo, *args, stdout=out, stderr=err
-        )
-    except CommandError as error:
-        return error.returncode, out.getvalue(), f"{err.getvalue()}{error}"
-    return 0, out.getvalue(), err.getvalue()
-
-
-def catalog_counts() -> dict[str, int]:
-    return {m._meta.db_table: m.objects.count() for m in MODELS}
 
 
 def table_row(output: str, section: str, kind: str, status: str) -> list[int]:

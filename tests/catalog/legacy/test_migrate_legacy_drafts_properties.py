@@ -15,7 +15,7 @@ from catalog.legacy.rows import BRANDS, ORPHAN, TABLES
 from catalog.models import LegacyIdMap, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from tests.catalog.legacy.archive import MemoryArchive
 from tests.catalog.legacy.strategies import archives
-from tests.catalog.legacy.test_migrate_legacy_drafts import catalog_counts, migrate
+from tests.catalog.legacy.support import catalog_counts, migrate
 from tests.factories import BrandFactory, RunwayFactory, StreetSnapFactory
 from tests.support import rollback_each_example
 

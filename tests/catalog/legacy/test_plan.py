@@ -38,61 +38,12 @@ from catalog.legacy.rows import (
     STREET_DRAFTS,
     STREETS,
     TABLES,
-    LegacyBrand,
     LegacyImage,
     LegacyRecord,
     LegacyTable,
 )
-from tests.catalog.legacy.archive import MemoryArchive, at
+from tests.catalog.legacy.archive import MemoryArchive, archive, at, brand, image, record
 from tests.catalog.legacy.strategies import archives
-
-
-def brand(id: int, slug: str, **values) -> LegacyBrand:
-    defaults = {"name": slug.title(), "is_featured": False, "deleted": False}
-    return LegacyBrand(id=id, slug=slug, created_at=at(0), updated_at=at(0), **defaults | values)
-
-
-def record(table: LegacyTable, id: int, status: str = PUBLISHED, **values) -> LegacyRecord:
-    defaults = {
-        "title": "",
-        "description": "",
-        "year": 2024,
-        "cover": "",
-        "source": "",
-        "source_url": "",
-        "deleted": False,
-        "created_at": at(id),
-        "updated_at": at(id),
-    }
-    if table.kind == RUNWAY:
-        defaults |= {"brand_id": 1, "season_code": "FW24", "collection_type": "ready-to-wear"}
-    else:
-        defaults |= {"city": "Paris", "month": 8}
-    return LegacyRecord(table=table, id=id, status=status, **defaults | values)
-
-
-def image(id: int, record_id: int, **values) -> LegacyImage:
-    defaults = {
-        "url": f"images/{id}.jpg",
-        "sort_order": id,
-        "width": 800,
-        "height": 1200,
-        "phash": 0,
-        "is_duplicate": False,
-        "dup_of": 0,
-        "deleted": False,
-        "created_at": at(0),
-    }
-    return LegacyImage(id=id, record_id=record_id, **defaults | values)
-
-
-def archive(*rows, images=()) -> MemoryArchive:
-    result = MemoryArchive(brand_rows=[brand(1, "acme"), brand(2, "beta")])
-    for row in rows:
-        result.record_rows.setdefault(row.table.name, []).append(row)
-    for table, img in images:
-        result.image_rows.setdefault(table.image_table, []).append(img)
-    return result
 
 
 def outcome(plan, table: LegacyTable, id: int) -> str:

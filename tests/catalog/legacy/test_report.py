@@ -3,7 +3,7 @@
 from catalog.legacy.plan import CatalogState, Check, build_plan
 from catalog.legacy.report import NOTHING_TO_IMPORT, render_report, report_dict, tally_rows
 from catalog.legacy.rows import ORPHAN, PUBLISHED, STREETS
-from tests.catalog.legacy.test_plan import archive, image, record
+from tests.catalog.legacy.archive import archive, image, record
 
 
 def plan_with_orphans(n: int):

@@ -11,8 +11,8 @@ from catalog.legacy.plan import INSERTED
 from catalog.legacy.rows import APPROVED, PENDING, RUNWAYS, STREET_DRAFTS, STREETS
 from catalog.legacy.services import legacy_archive_migrate
 from catalog.models import LegacyIdMap, Runway, StreetSnap, StreetSnapImage
+from tests.catalog.legacy.archive import archive, image, record
 from tests.catalog.legacy.strategies import archives
-from tests.catalog.legacy.test_plan import archive, image, record
 from tests.support import rollback_each_example
 
 pytestmark = pytest.mark.django_db
