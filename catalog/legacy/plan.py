@@ -58,7 +58,6 @@ IMPORTED = "imported"
 SUPERSEDED = "superseded"
 SKIPPED = "skipped"
 EARLIER = "earlier"  # accounted for by an earlier run (it is in the legacy id map)
-OUTCOMES = (IMPORTED, SUPERSEDED, SKIPPED)
 INSERTED = frozenset({IMPORTED, SUPERSEDED})
 # Brands are matched, never superseded or skipped.
 CREATED = "created"
