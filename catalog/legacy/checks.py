@@ -1,0 +1,269 @@
+"""Checks on the written state, run inside the import's transaction before it commits.
+
+They read the database, not the plan: what the writer really inserted is joined through the
+legacy id map to the catalog rows, so a lost row, a wrong status, a dangling reference or a bad
+cover fails the run (and rolls it back) instead of surfacing later. Foreign keys alone would not
+do: on PostgreSQL Django makes them DEFERRABLE INITIALLY DEFERRED, so a dangling id would only
+fail the commit, with no account of what went wrong.
+
+`floor` is the highest legacy_id_map id before this run: the rows above it are this run's.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from itertools import batched
+
+from django.db import connection
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
+from django.db.models.functions import Coalesce
+
+from catalog.legacy.plan import (
+    CREATED,
+    IMPORTED,
+    INSERTED,
+    MATCHED,
+    SKIPPED,
+    SUPERSEDED,
+    Check,
+    Plan,
+)
+from catalog.legacy.rows import (
+    BRANDS,
+    KINDS,
+    RUNWAY,
+    STREET,
+    TABLE_BY_IMAGE_TABLE,
+    TABLE_BY_NAME,
+    TABLES,
+)
+from catalog.models import Brand, LegacyIdMap, Runway, RunwayImage, StreetSnap, StreetSnapImage
+
+RECORDS = {RUNWAY: Runway, STREET: StreetSnap}
+IMAGES = {RUNWAY: RunwayImage, STREET: StreetSnapImage}
+# The image's foreign key to its record, per kind.
+RECORD_FIELD = {RUNWAY: "runway", STREET: "street_snap"}
+
+
+def database_checks(plan: Plan, floor: int, writer_problems: Iterable[str] = ()) -> list[Check]:
+    problems = list(writer_problems)
+    _analyze()
+    return [
+        _brands_check(plan, floor),
+        _conservation_check(plan, floor, images=False),
+        _conservation_check(plan, floor, images=True),
+        _references_check(floor),
+        _covers_check(floor),
+        _approved_check(plan, floor),
+        Check(
+            "the writer mapped every reference the plan resolved",
+            not problems,
+            "; ".join(problems[:5]),
+        ),
+    ]
+
+
+def _analyze() -> None:
+    # The import has just bulk-loaded these tables in its own transaction: without fresh
+    # statistics PostgreSQL plans the checks' joins as if the tables were still small (nested
+    # loops over hundreds of thousands of rows). ANALYZE sees the transaction's own rows.
+    if connection.vendor != "postgresql":
+        return
+    models = (Brand, Runway, StreetSnap, RunwayImage, StreetSnapImage, LegacyIdMap)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {', '.join(m._meta.db_table for m in models)}")
+
+
+def _this_run(tables: Iterable[str], floor: int, outcomes: Iterable[str] = INSERTED) -> QuerySet:
+    return LegacyIdMap.objects.filter(
+        legacy_table__in=list(tables), id__gt=floor, outcome__in=list(outcomes)
+    )
+
+
+def _brands_check(plan: Plan, floor: int) -> Check:
+    expected = plan.brand_tally[CREATED] + plan.brand_tally[MATCHED]
+    found = (
+        _this_run([BRANDS], floor, outcomes=[CREATED, MATCHED])
+        .filter(Exists(Brand.objects.filter(pk=OuterRef("new_id"))))
+        .count()
+    )
+    return Check(
+        "brands: every legacy brand of this run maps to a catalog brand (database)",
+        found == expected,
+        "" if found == expected else f"{found} mapped, {expected} expected",
+    )
+
+
+def _inserted_by_status(table: str, floor: int, images: bool) -> Counter:
+    """(outcome, catalog status, deleted) -> catalog rows this run inserted from `table`."""
+    kind = (TABLE_BY_IMAGE_TABLE if images else TABLE_BY_NAME)[table].kind
+    model = IMAGES[kind] if images else RECORDS[kind]
+    status = f"{RECORD_FIELD[kind]}__status" if images else "status"
+    found: Counter = Counter()
+    for outcome in INSERTED:
+        rows = (
+            model.objects.filter(pk__in=_this_run([table], floor, [outcome]).values("new_id"))
+            .annotate(
+                row_status=F(status),
+                deleted=ExpressionWrapper(Q(deleted_at__isnull=False), BooleanField()),
+            )
+            .values("row_status", "deleted")
+            .annotate(n=Count("id"))
+        )
+        for row in rows:
+            found[(outcome, row["row_status"], bool(row["deleted"]))] += row["n"]
+    return found
+
+
+def _conservation_check(plan: Plan, floor: int, images: bool) -> Check:
+    failures = []
+    for table in (t.image_table if images else t.name for t in TABLES):
+        found = _inserted_by_status(table, floor, images)
+        expected = Counter(
+            {(o, s, d): n for (t, o, s, d), n in plan.expected.items() if t == table}
+        )
+        if found != expected:
+            failures.append(f"{table}: inserted {dict(found)}, planned {dict(expected)}")
+        outcomes = Counter(
+            dict(
+                LegacyIdMap.objects.filter(legacy_table=table, id__gt=floor)
+                .values_list("outcome")
+                .annotate(n=Count("id"))
+            )
+        )
+        mapped = outcomes[IMPORTED] + outcomes[SUPERSEDED]
+        if mapped != found.total():
+            failures.append(f"{table}: {mapped} inserted in the id map, {found.total()} in catalog")
+        tallies = {s: t for (name, s), t in plan.tallies.items() if name == table}
+        skipped = sum(t.skipped for t in tallies.values())
+        if outcomes[SKIPPED] != skipped:
+            failures.append(
+                f"{table}: {outcomes[SKIPPED]} skipped in the id map, {skipped} planned"
+            )
+        for status, tally in sorted(tallies.items()):
+            imported = sum(n for (o, s, _), n in found.items() if o == IMPORTED and s == status)
+            superseded = sum(n for (o, s, _), n in found.items() if o == SUPERSEDED and s == status)
+            if tally.earlier + imported + superseded + tally.skipped != tally.legacy:
+                failures.append(
+                    f"{table} {status}: {tally.legacy} legacy rows != {tally.earlier} earlier"
+                    f" + {imported} imported + {superseded} superseded + {tally.skipped} skipped"
+                )
+    what = "images" if images else "records"
+    return Check(
+        f"{what}: legacy rows = earlier runs + imported + superseded + skipped, "
+        "per kind and status (database)",
+        not failures,
+        "; ".join(failures[:5]),
+    )
+
+
+def _examples(queryset: QuerySet) -> str:
+    ids = list(queryset.order_by("pk").values_list("pk", flat=True)[:5])
+    return ", ".join(f"#{pk}" for pk in ids)
+
+
+def _references_check(floor: int) -> Check:
+    failures = []
+    for kind in KINDS:
+        model = IMAGES[kind]
+        table = model._meta.db_table
+        this_run = _this_run((t.image_table for t in TABLES if t.kind == kind), floor)
+        images = model.objects.filter(pk__in=this_run.values("new_id"))
+        dangling = images.filter(dup_of_id__isnull=False).exclude(
+            Exists(model.objects.filter(pk=OuterRef("dup_of_id")))
+        )
+        if dangling.exists():
+            failures.append(f"{table} with a dangling dup_of: {_examples(dangling)}")
+        if kind != STREET:
+            continue
+        # A parent must be a main image of the same album, and live while its detail is.
+        usable_parent = StreetSnapImage.objects.filter(
+            pk=OuterRef("parent_id"), street_snap_id=OuterRef("street_snap_id"), is_detail=False
+        )
+        bad = images.filter(parent_id__isnull=False).exclude(Exists(usable_parent))
+        bad = bad | images.filter(deleted_at__isnull=True, parent__deleted_at__isnull=False)
+        if bad.exists():
+            failures.append(
+                f"{table} details whose parent is missing, in another album, a detail itself"
+                f" or deleted: {_examples(bad)}"
+            )
+    return Check(
+        "no dangling parent or dup_of, no detail of a detail (database)",
+        not failures,
+        "; ".join(failures),
+    )
+
+
+def _covers_check(floor: int) -> Check:
+    failures = []
+    for kind in KINDS:
+        model, image_model, fk = RECORDS[kind], IMAGES[kind], RECORD_FIELD[kind]
+        this_run = _this_run((t.name for t in TABLES if t.kind == kind), floor)
+        records = model.objects.filter(pk__in=this_run.values("new_id"))
+        live_cover = image_model.objects.filter(
+            pk=OuterRef("cover_id"), **{fk: OuterRef("pk")}, deleted_at__isnull=True
+        )
+        bad_cover = records.filter(cover_id__isnull=False).exclude(Exists(live_cover))
+        if bad_cover.exists():
+            failures.append(
+                f"{model._meta.db_table} whose cover is not a live image of theirs:"
+                f" {_examples(bad_cover)}"
+            )
+        live_images = (
+            image_model.objects.filter(**{fk: OuterRef("pk")}, deleted_at__isnull=True)
+            .order_by()
+            .values(fk)
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        miscounted = records.annotate(
+            live=Coalesce(Subquery(live_images, output_field=IntegerField()), Value(0))
+        ).exclude(image_count=F("live"))
+        if miscounted.exists():
+            failures.append(
+                f"{model._meta.db_table} whose image_count is not its live images:"
+                f" {_examples(miscounted)}"
+            )
+    return Check(
+        "covers are live images of their album; image_count = live images (database)",
+        not failures,
+        "; ".join(failures),
+    )
+
+
+def _approved_check(plan: Plan, floor: int) -> Check:
+    failures = []
+    approved: dict[str, list[int]] = {}
+    for (table, legacy_id), rp in plan.records.items():
+        if rp.approved and rp.outcome == SKIPPED:
+            approved.setdefault(table, []).append(legacy_id)
+    for table, legacy_ids in approved.items():
+        model = RECORDS[TABLE_BY_NAME[table].kind]
+        found = 0
+        for chunk in batched(legacy_ids, 500):
+            found += (
+                _this_run([table], floor, outcomes=[SKIPPED])
+                .filter(legacy_id__in=chunk)
+                .filter(Exists(model.objects.filter(pk=OuterRef("new_id"))))
+                .count()
+            )
+        if found != len(legacy_ids):
+            failures.append(f"{table}: {len(legacy_ids) - found} approved drafts without a record")
+    return Check(
+        "every approved draft maps to its published counterpart (database)",
+        not failures,
+        "; ".join(failures),
+    )

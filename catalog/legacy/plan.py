@@ -1,0 +1,752 @@
+"""Planning the legacy import: the fate of every legacy row, decided before anything is written.
+
+Pure: no Django, no database. `build_plan` reads a `LegacySource` (the legacy database, or an
+in-memory archive in tests) and a `CatalogState` (what the catalog holds already), and returns a
+`Plan`: per record its outcome and key holders, per album its cover and image count, the image
+decisions that are not the default (downgraded details, cleared dup_of), tallies per table and
+status, and the lists an operator reads. The dry run prints it; the writer applies it, calling
+the same `decide_images` on the same album so the two cannot disagree.
+
+Rules (SPEC.md "Legacy migration"):
+- order: brands, then legacy published rows by id, then drafts by (created_at, id); live rows
+  before soft-deleted ones. Soft-deleted rows never hold an entity key, so this only decides who
+  keeps a shared source key: a live row never loses it to a deleted copy of itself;
+- a row whose non-empty (source, source_url) is already taken (by an earlier row of this run, or
+  by any catalog row, deleted ones included) is skipped with its images;
+- a live row whose entity key a live row already holds is imported soft-deleted, keeping its
+  status and its images, and listed as superseded;
+- approved drafts are never inserted: each needs a published counterpart by entity key (a legacy
+  published row, else a live published catalog record), or the run stops;
+- images follow their record; a detail keeps its parent only if the parent is a main image of the
+  same album that is imported with it (and live, if the detail is live): otherwise it becomes a
+  main image; a dup_of that points at no imported image clears;
+- cover: the album's live image with the cover key, else its first live main image, else none.
+
+Memory: records and brands are held (a few hundred bytes each plus their text); images are
+streamed one album at a time and only their ids are kept, in sets. A whole dry run measured
+about 150 bytes per legacy row (bench/legacy_import.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from catalog.keys import fold_title
+from catalog.legacy.rows import (
+    APPROVED,
+    BRANDS,
+    DRAFT_STATUSES,
+    KINDS,
+    ORPHAN,
+    PUBLISHED,
+    RUNWAY,
+    STREET,
+    TABLE_BY_IMAGE_TABLE,
+    TABLE_BY_NAME,
+    TABLES,
+    LegacyBrand,
+    LegacyImage,
+    LegacyRecord,
+    LegacyTable,
+    tables_of,
+)
+
+IMPORTED = "imported"
+SUPERSEDED = "superseded"
+SKIPPED = "skipped"
+EARLIER = "earlier"  # accounted for by an earlier run (it is in the legacy id map)
+INSERTED = frozenset({IMPORTED, SUPERSEDED})
+# Brands are matched, never superseded or skipped.
+CREATED = "created"
+MATCHED = "matched"
+
+# Limits of the catalog's columns that the legacy columns do not share (PositiveSmallInteger,
+# the month check, PositiveInteger). A row outside them cannot be stored as it is; the run stops
+# and lists it rather than guessing a value.
+SMALLINT_MAX = 32767
+
+PROGRESS_EVERY = 10_000
+
+
+# --- What the planner reads ---------------------------------------------------------------
+
+
+class LegacySource(Protocol):
+    """The legacy archive, read in one consistent snapshot."""
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        """Rows per (table, status), counted independently of the streams below.
+
+        Record tables by their status (published for published tables), image tables by their
+        record's status (`ORPHAN` without one), and (BRANDS, "") for brands.
+        """
+        ...
+
+    def brands(self) -> Iterable[LegacyBrand]: ...
+
+    def records(self, table: LegacyTable) -> Iterable[LegacyRecord]: ...
+
+    def image_groups(self, table: LegacyTable) -> Iterable[tuple[int, list[LegacyImage]]]:
+        """The images of `table`'s image table, one album at a time, by record id then id."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogRef:
+    """A record already in the catalog (before this run)."""
+
+    kind: str
+    id: int
+    status: str = ""
+
+    def __str__(self) -> str:
+        return f"existing {self.kind} #{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyRef:
+    """A legacy record (imported in this run or an earlier one)."""
+
+    table: str
+    id: int
+
+    def __str__(self) -> str:
+        return f"legacy {self.table} #{self.id}"
+
+
+Ref = CatalogRef | LegacyRef
+# A brand's identity in entity keys: the catalog brand's id, or ("new", slug) for a brand this
+# run creates.
+BrandKey = int | tuple[str, str]
+
+
+@dataclass
+class CatalogState:
+    """What the catalog holds before the run, as the planner needs it."""
+
+    brands_by_slug: dict[str, int] = field(default_factory=dict)
+    # kind -> entity key -> the live record holding it (any status).
+    live_keys: dict[str, dict[tuple, CatalogRef]] = field(
+        default_factory=lambda: {kind: {} for kind in KINDS}
+    )
+    # kind -> (source, source_url) -> the record holding it (deleted records included).
+    source_keys: dict[str, dict[tuple[str, str], CatalogRef]] = field(
+        default_factory=lambda: {kind: {} for kind in KINDS}
+    )
+    # legacy table -> legacy id -> new id (None when it was skipped without a stand-in).
+    earlier: dict[str, dict[int, int | None]] = field(default_factory=dict)
+
+    def earlier_in(self, table: str) -> Mapping[int, int | None]:
+        return self.earlier.get(table, {})
+
+
+# --- What the planner decides -------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Tally:
+    """One line of the report: legacy rows = earlier + imported + superseded + skipped."""
+
+    legacy: int = 0  # from the independent count
+    earlier: int = 0
+    imported: int = 0
+    superseded: int = 0
+    skipped: int = 0
+
+    def add(self, outcome: str) -> None:
+        setattr(self, outcome, getattr(self, outcome) + 1)
+
+    @property
+    def accounted(self) -> int:
+        return self.earlier + self.imported + self.superseded + self.skipped
+
+    @property
+    def balanced(self) -> bool:
+        return self.legacy == self.accounted
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One line of a list in the report: which legacy row, and why."""
+
+    table: str
+    id: int
+    status: str
+    subject: str
+    reason: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "table": self.table,
+            "id": self.id,
+            "status": self.status,
+            "subject": self.subject,
+            "reason": self.reason,
+        }
+
+
+@dataclass(slots=True)
+class BrandPlan:
+    row: LegacyBrand
+    outcome: str  # CREATED, MATCHED or EARLIER
+    key: BrandKey
+
+
+@dataclass(slots=True)
+class RecordPlan:
+    row: LegacyRecord
+    outcome: str
+    key: tuple | None = None
+    brand: BrandKey | None = None
+    # Inserted soft-deleted: a legacy soft-deleted row, or a superseded one.
+    deleted: bool = False
+    # Skipped: the record that stands for it (holds its source key, or is its published
+    # counterpart). Superseded: the record that holds its entity key.
+    holder: Ref | None = None
+    approved: bool = False
+    cover: int | None = None  # legacy image id
+    image_count: int = 0
+
+    @property
+    def ref(self) -> LegacyRef:
+        return LegacyRef(self.row.table.name, self.row.id)
+
+
+@dataclass(slots=True)
+class ImageDecision:
+    image: LegacyImage
+    outcome: str
+    status: str  # the record's legacy status, or ORPHAN
+    parent: int = 0  # legacy id of its parent, when it is imported as a detail
+    note: str = ""  # why a legacy detail is imported as a main image, or why it is skipped
+
+    @property
+    def inserted(self) -> bool:
+        return self.outcome in INSERTED
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass
+class Plan:
+    brands: list[BrandPlan] = field(default_factory=list)
+    brand_tally: Counter = field(default_factory=Counter)
+    # (table, legacy id) -> decision, for every legacy record row.
+    records: dict[tuple[str, int], RecordPlan] = field(default_factory=dict)
+    # kind -> records to insert, in insertion order.
+    inserts: dict[str, list[RecordPlan]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    # (record or image table, legacy status) -> tally.
+    tallies: dict[tuple[str, str], Tally] = field(default_factory=lambda: defaultdict(Tally))
+    # image table -> legacy ids of the images this run inserts / whose dup_of clears.
+    inserted_images: dict[str, set[int]] = field(default_factory=dict)
+    cleared_dups: dict[str, set[int]] = field(default_factory=dict)
+    # What the database must hold after the write: (table, outcome, catalog status, deleted)
+    # -> rows inserted in this run.
+    expected: Counter = field(default_factory=Counter)
+    # The operator's lists.
+    superseded: list[Entry] = field(default_factory=list)
+    skipped: list[Entry] = field(default_factory=list)
+    downgraded: list[Entry] = field(default_factory=list)
+    dup_cleared: list[Entry] = field(default_factory=list)
+    cover_fallbacks: list[Entry] = field(default_factory=list)
+    approved_matched: list[Entry] = field(default_factory=list)
+    unmatched_approved: list[Entry] = field(default_factory=list)
+    invalid: list[Entry] = field(default_factory=list)
+    # Counters for the summary lines.
+    covers: Counter = field(default_factory=Counter)
+    remaps: Counter = field(default_factory=Counter)
+    # Planner self-checks that failed (should stay empty; the property tests hammer this).
+    problems: list[str] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def blocked(self) -> bool:
+        """The run cannot go ahead: nothing may be written."""
+        return any(not check.ok for check in self.checks)
+
+    @property
+    def new_rows(self) -> int:
+        """Legacy rows (brands, records, images) this run accounts for."""
+        brands = self.brand_tally[CREATED] + self.brand_tally[MATCHED]
+        return brands + sum(t.accounted - t.earlier for t in self.tallies.values())
+
+    def tally(self, table: str, status: str) -> Tally:
+        return self.tallies[(table, status)]
+
+
+# --- Keys ---------------------------------------------------------------------------------
+
+
+def runway_key(brand: BrandKey, row: LegacyRecord) -> tuple:
+    return (brand, row.season_code, row.collection_type)
+
+
+def street_key(row: LegacyRecord) -> tuple:
+    return (row.city, row.year, row.month, fold_title(row.title))
+
+
+def describe_key(kind: str, key: tuple | None, brand_slugs: Mapping[BrandKey, str]) -> str:
+    if key is None:
+        return kind
+    if kind == RUNWAY:
+        brand, season_code, collection_type = key
+        return f"runway {brand_slugs.get(brand, brand)} {season_code} {collection_type}"
+    city, year, month, title_key = key
+    return f"street {city} {year}-{month:02d} {title_key!r}"
+
+
+# --- Progress -----------------------------------------------------------------------------
+
+ProgressFn = Callable[[str, int, int], None]
+
+
+def no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+class Ticker:
+    """Calls `progress(stage, done, total)` every `every` rows and once at the end."""
+
+    def __init__(self, progress: ProgressFn, stage: str, total: int, every: int = PROGRESS_EVERY):
+        self.progress, self.stage, self.total, self.every = progress, stage, total, every
+        self.done = 0
+        self._next = every
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        if self.done >= self._next:
+            self.progress(self.stage, self.done, self.total)
+            self._next = (self.done // self.every + 1) * self.every
+
+    def finish(self) -> None:
+        self.progress(self.stage, self.done, self.total)
+
+
+# --- The planner --------------------------------------------------------------------------
+
+
+def build_plan(
+    source: LegacySource, catalog: CatalogState, *, progress: ProgressFn = no_progress
+) -> Plan:
+    plan = Plan()
+    counts = source.counts()
+    brand_keys, brand_slugs = _plan_brands(plan, source.brands(), catalog)
+    for kind in KINDS:
+        published_table, drafts_table = tables_of(kind)
+        _plan_records(
+            plan,
+            kind,
+            list(source.records(published_table)),
+            list(source.records(drafts_table)),
+            brand_keys,
+            brand_slugs,
+            catalog,
+        )
+    images_total = sum(n for (table, _), n in counts.items() if table in TABLE_BY_IMAGE_TABLE)
+    ticker = Ticker(progress, "plan: images", images_total)
+    for table in TABLES:
+        _plan_images(plan, source, table, catalog, brand_slugs, ticker)
+    ticker.finish()
+    for (table, status), n in counts.items():
+        if table == BRANDS:
+            plan.brand_tally["legacy"] = n
+        else:
+            plan.tally(table, status).legacy = n
+    plan.checks = plan_checks(plan)
+    return plan
+
+
+def _plan_brands(
+    plan: Plan, brands: Iterable[LegacyBrand], catalog: CatalogState
+) -> tuple[dict[int, BrandKey], dict[BrandKey, str]]:
+    earlier = catalog.earlier_in(BRANDS)
+    keys: dict[int, BrandKey] = {}
+    slugs: dict[BrandKey, str] = {}
+    created: set[str] = set()
+    # Live brands first, so a deleted duplicate slug never names the brand this run creates.
+    for row in sorted(brands, key=lambda b: (b.deleted, b.id)):
+        remembered = earlier.get(row.id)
+        if row.id in earlier and remembered is not None:
+            outcome, key = EARLIER, remembered
+        elif row.id in earlier:
+            outcome, key = EARLIER, catalog.brands_by_slug.get(row.slug, ("new", row.slug))
+        elif row.slug in catalog.brands_by_slug:
+            outcome, key = MATCHED, catalog.brands_by_slug[row.slug]
+        elif row.slug in created:
+            outcome, key = MATCHED, ("new", row.slug)
+        else:
+            outcome, key = CREATED, ("new", row.slug)
+            created.add(row.slug)
+        plan.brands.append(BrandPlan(row, outcome, key))
+        plan.brand_tally[outcome] += 1
+        keys[row.id] = key
+        slugs.setdefault(key, row.slug)
+    return keys, slugs
+
+
+def _invalid(row: LegacyRecord, brand_keys: Mapping[int, BrandKey]) -> list[str]:
+    reasons = []
+    if row.table.drafts and row.status not in DRAFT_STATUSES:
+        reasons.append(f"unknown draft status {row.status!r}")
+    if not 0 <= row.year <= SMALLINT_MAX:
+        reasons.append(f"year {row.year} is outside 0..{SMALLINT_MAX}")
+    if row.kind == STREET and not 0 <= row.month <= 12:
+        reasons.append(f"month {row.month} is outside 0..12")
+    if row.kind == RUNWAY and row.brand_id not in brand_keys:
+        reasons.append(f"brand #{row.brand_id} is not in the legacy brands table")
+    return reasons
+
+
+def _plan_records(
+    plan: Plan,
+    kind: str,
+    published: list[LegacyRecord],
+    drafts: list[LegacyRecord],
+    brand_keys: Mapping[int, BrandKey],
+    brand_slugs: Mapping[BrandKey, str],
+    catalog: CatalogState,
+) -> None:
+    live_keys: dict[tuple, Ref] = dict(catalog.live_keys[kind])
+    source_keys: dict[tuple[str, str], Ref] = dict(catalog.source_keys[kind])
+
+    def key_of(row: LegacyRecord) -> tuple | None:
+        if kind == STREET:
+            return street_key(row)
+        brand = brand_keys.get(row.brand_id)
+        return None if brand is None else runway_key(brand, row)
+
+    def entry(rp: RecordPlan, reason: str) -> Entry:
+        subject = describe_key(kind, rp.key, brand_slugs)
+        return Entry(rp.row.table.name, rp.row.id, rp.row.status, subject, reason)
+
+    def decide(row: LegacyRecord) -> tuple[RecordPlan, bool]:
+        """The row's plan, and whether the rules still have to place it."""
+        rp = RecordPlan(row, SKIPPED, key_of(row), brand_keys.get(row.brand_id))
+        plan.records[(row.table.name, row.id)] = rp
+        if row.id in catalog.earlier_in(row.table.name):
+            rp.outcome = EARLIER
+            return rp, False
+        if reasons := _invalid(row, brand_keys):
+            # Counted as skipped so the tallies still add up; the run stops on it anyway.
+            plan.invalid.append(entry(rp, "; ".join(reasons)))
+            return rp, False
+        return rp, True
+
+    # The published counterpart of an approved draft: a legacy published row with its key
+    # (a live one first), else a live published catalog record.
+    counterparts: dict[tuple, Ref] = {}
+    for row in sorted(published, key=lambda r: (r.deleted, r.id)):
+        if (key := key_of(row)) is not None:
+            counterparts.setdefault(key, LegacyRef(row.table.name, row.id))
+
+    order = sorted(
+        (r for r in published + drafts if r.status != APPROVED),
+        key=lambda r: (r.deleted, r.table.drafts, r.created_at if r.table.drafts else 0, r.id),
+    )
+    for row in order:
+        rp, undecided = decide(row)
+        if not undecided:
+            plan.tally(row.table.name, row.status).add(rp.outcome)
+            continue
+        source_key = (row.source, row.source_url) if row.source_url else None
+        if source_key is not None and source_key in source_keys:
+            rp.outcome, rp.holder = SKIPPED, source_keys[source_key]
+            plan.skipped.append(entry(rp, f"source key {source_key} is held by {rp.holder}"))
+        elif not row.deleted and rp.key in live_keys:
+            rp.outcome, rp.holder, rp.deleted = SUPERSEDED, live_keys[rp.key], True
+            plan.superseded.append(entry(rp, f"entity key is held by {rp.holder}"))
+        else:
+            rp.outcome, rp.deleted = IMPORTED, row.deleted
+            if not row.deleted:
+                live_keys[rp.key] = rp.ref
+        if rp.outcome in INSERTED:
+            if source_key is not None:
+                source_keys[source_key] = rp.ref
+            plan.inserts[kind].append(rp)
+            status = row.status
+            plan.expected[(row.table.name, rp.outcome, status, rp.deleted)] += 1
+        plan.tally(row.table.name, row.status).add(rp.outcome)
+
+    for row in sorted(
+        (r for r in drafts if r.status == APPROVED), key=lambda r: (r.created_at, r.id)
+    ):
+        rp, undecided = decide(row)
+        rp.approved = True
+        if undecided:
+            holder: Ref | None = counterparts.get(rp.key)
+            if holder is None:
+                live = catalog.live_keys[kind].get(rp.key)
+                holder = live if live is not None and live.status == PUBLISHED else None
+            if holder is None:
+                plan.unmatched_approved.append(entry(rp, "no published row with its entity key"))
+            else:
+                rp.holder = holder
+                plan.approved_matched.append(entry(rp, f"promoted as {holder}"))
+        plan.tally(row.table.name, row.status).add(rp.outcome)
+
+
+def decide_images(
+    table: LegacyTable,
+    record: RecordPlan | None,
+    images: list[LegacyImage],
+    earlier: Mapping[int, int | None],
+) -> list[ImageDecision]:
+    """The fate of one album's images; the writer calls this again on the same rows."""
+    if record is None:
+        return [
+            ImageDecision(i, EARLIER, ORPHAN)
+            if i.id in earlier
+            else ImageDecision(i, SKIPPED, ORPHAN, note=f"its record #{i.record_id} does not exist")
+            for i in images
+        ]
+    status = record.row.status
+    decisions = []
+    for image in images:
+        if image.id in earlier:
+            decisions.append(ImageDecision(image, EARLIER, status))
+        elif record.outcome == EARLIER:
+            note = "its record was accounted for by an earlier run"
+            decisions.append(ImageDecision(image, SKIPPED, status, note=note))
+        else:
+            decisions.append(ImageDecision(image, record.outcome, status))
+    if table.kind == STREET:
+        _decide_parents(decisions)
+    return decisions
+
+
+def _decide_parents(decisions: list[ImageDecision]) -> None:
+    # Only an image imported with this album can be a parent, and only a legacy main image:
+    # a detail of a detail would break the catalog's two-level grouping.
+    inserted = {d.image.id: d.image for d in decisions if d.inserted}
+    for d in decisions:
+        image = d.image
+        if not d.inserted:
+            continue
+        if not image.is_detail:
+            if image.parent_id:
+                d.note = f"a main image with parent #{image.parent_id}: the parent is ignored"
+            continue
+        parent = inserted.get(image.parent_id)
+        if not image.parent_id:
+            d.note = "a detail without a parent"
+        elif image.parent_id == image.id:
+            d.note = "a detail that is its own parent"
+        elif parent is None:
+            d.note = f"parent #{image.parent_id} is not an image of this album"
+        elif parent.is_detail:
+            d.note = f"parent #{image.parent_id} is itself a detail"
+        elif parent.deleted and not image.deleted:
+            d.note = f"parent #{image.parent_id} is deleted"
+        else:
+            d.parent = image.parent_id
+
+
+def choose_cover(record: LegacyRecord, decisions: list[ImageDecision]) -> tuple[int | None, str]:
+    """The album's cover (a legacy image id) and how it was found."""
+    live = [d for d in decisions if d.inserted and not d.image.deleted]
+    by_key = [d.image for d in live if record.cover and d.image.url == record.cover]
+    if by_key:
+        return min(by_key, key=lambda i: (i.sort_order, i.id)).id, "by key"
+    mains = [d.image for d in live if not d.parent]
+    if mains:
+        return min(mains, key=lambda i: (i.sort_order, i.id)).id, "first main image"
+    return None, "none"
+
+
+def _invalid_image(image: LegacyImage) -> list[str]:
+    reasons = [
+        f"{name} {value} is negative"
+        for name, value in (
+            ("width", image.width),
+            ("height", image.height),
+            ("look_index", image.look_index),
+        )
+        if value < 0
+    ]
+    return reasons
+
+
+def _plan_images(
+    plan: Plan,
+    source: LegacySource,
+    table: LegacyTable,
+    catalog: CatalogState,
+    brand_slugs: Mapping[BrandKey, str],
+    ticker: Ticker,
+) -> None:
+    image_table = table.image_table
+    earlier = catalog.earlier_in(image_table)
+    inserted: set[int] = set()
+    not_inserted: set[int] = set()
+    dup_refs: list[tuple[int, int, str]] = []
+    albums: set[int] = set()
+    for record_id, images in source.image_groups(table):
+        record = plan.records.get((table.name, record_id))
+        decisions = decide_images(table, record, images, earlier)
+        for d in decisions:
+            image = d.image
+            plan.tally(image_table, d.status).add(d.outcome)
+            if not d.inserted:
+                not_inserted.add(image.id)
+                if d.outcome == SKIPPED and d.note:
+                    plan.skipped.append(Entry(image_table, image.id, d.status, "image", d.note))
+                continue
+            inserted.add(image.id)
+            record_status = record.row.status if record else ORPHAN
+            plan.expected[(image_table, d.outcome, record_status, image.deleted)] += 1
+            if reasons := _invalid_image(image):
+                subject = f"image of {table.name} #{record_id}"
+                plan.invalid.append(
+                    Entry(image_table, image.id, d.status, subject, "; ".join(reasons))
+                )
+            if image.dup_of:
+                dup_refs.append((image.id, image.dup_of, d.status))
+            if d.parent:
+                plan.remaps["parents"] += 1
+            elif d.note:
+                subject = f"image of {table.name} #{record_id}"
+                plan.downgraded.append(Entry(image_table, image.id, d.status, subject, d.note))
+        _self_check_parents(plan, image_table, decisions)
+        if record is not None and record.outcome in INSERTED:
+            albums.add(record_id)
+            _cover_and_count(plan, record, decisions, brand_slugs)
+        ticker.advance(len(images))
+    for rp in plan.inserts[table.kind]:
+        if rp.row.table is table and rp.row.id not in albums:
+            _cover_and_count(plan, rp, [], brand_slugs)
+    plan.inserted_images[image_table] = inserted
+    plan.cleared_dups[image_table] = _resolve_dups(
+        plan, image_table, dup_refs, inserted, not_inserted, earlier
+    )
+
+
+def _cover_and_count(
+    plan: Plan,
+    rp: RecordPlan,
+    decisions: list[ImageDecision],
+    brand_slugs: Mapping[BrandKey, str],
+) -> None:
+    rp.image_count = sum(1 for d in decisions if d.inserted and not d.image.deleted)
+    rp.cover, how = choose_cover(rp.row, decisions)
+    plan.covers[how] += 1
+    if rp.row.cover and how != "by key":
+        subject = describe_key(rp.row.kind, rp.key, brand_slugs)
+        reason = f"cover key {rp.row.cover!r} is not a live image of the album: cover = {how}"
+        plan.cover_fallbacks.append(
+            Entry(rp.row.table.name, rp.row.id, rp.row.status, subject, reason)
+        )
+
+
+def _self_check_parents(plan: Plan, image_table: str, decisions: list[ImageDecision]) -> None:
+    by_id = {d.image.id: d for d in decisions}
+    for d in decisions:
+        if not d.parent:
+            continue
+        parent = by_id.get(d.parent)
+        if parent is None or not parent.inserted or parent.parent:
+            plan.problems.append(f"{image_table} #{d.image.id}: parent #{d.parent} unusable")
+        elif parent.image.deleted and not d.image.deleted:
+            plan.problems.append(f"{image_table} #{d.image.id}: live detail of a deleted parent")
+
+
+def _resolve_dups(
+    plan: Plan,
+    image_table: str,
+    dup_refs: list[tuple[int, int, str]],
+    inserted: set[int],
+    not_inserted: set[int],
+    earlier: Mapping[int, int | None],
+) -> set[int]:
+    cleared: set[int] = set()
+    for image_id, dup_of, status in dup_refs:
+        if dup_of != image_id and (dup_of in inserted or earlier.get(dup_of) is not None):
+            plan.remaps["dup_of"] += 1
+            continue
+        if dup_of == image_id:
+            reason = "dup_of points at the image itself"
+        elif dup_of in not_inserted or dup_of in earlier:
+            reason = f"dup_of #{dup_of} is an image that is not imported"
+        else:
+            reason = f"dup_of #{dup_of} does not exist"
+        cleared.add(image_id)
+        plan.dup_cleared.append(Entry(image_table, image_id, status, "image", reason))
+    return cleared
+
+
+# --- Checks on the plan -------------------------------------------------------------------
+
+
+def plan_checks(plan: Plan) -> list[Check]:
+    def unbalanced(tables: Iterable[str]) -> list[str]:
+        wanted = set(tables)
+        return [
+            f"{table} {status}: {t.legacy} legacy rows, {t.accounted} accounted for"
+            for (table, status), t in sorted(plan.tallies.items())
+            if table in wanted and not t.balanced
+        ]
+
+    brands = plan.brand_tally
+    brand_sum = brands[EARLIER] + brands[CREATED] + brands[MATCHED]
+    records = unbalanced(TABLE_BY_NAME)
+    images = unbalanced(TABLE_BY_IMAGE_TABLE)
+    return [
+        Check(
+            "brands: legacy rows = earlier runs + created + matched",
+            brands["legacy"] == brand_sum,
+            "" if brands["legacy"] == brand_sum else f"{brands['legacy']} != {brand_sum}",
+        ),
+        Check(
+            "records: legacy rows = earlier runs + imported + superseded + skipped, "
+            "per kind and status",
+            not records,
+            "; ".join(records),
+        ),
+        Check(
+            "images: legacy rows = earlier runs + imported + superseded + skipped, "
+            "per kind and status",
+            not images,
+            "; ".join(images),
+        ),
+        Check(
+            "every approved draft has a published counterpart",
+            not plan.unmatched_approved,
+            _first(plan.unmatched_approved),
+        ),
+        Check(
+            "every row fits the catalog's columns",
+            not plan.invalid,
+            _first(plan.invalid),
+        ),
+        Check(
+            "no dangling parent or dup_of, no detail of a detail (in the plan)",
+            not plan.problems,
+            "; ".join(plan.problems[:5]),
+        ),
+    ]
+
+
+def _first(entries: list[Entry]) -> str:
+    if not entries:
+        return ""
+    shown = ", ".join(f"{e.table} #{e.id}" for e in entries[:5])
+    more = f" and {len(entries) - 5} more" if len(entries) > 5 else ""
+    return f"{len(entries)}: {shown}{more}"
+
+
+def iter_entries(plan: Plan) -> Iterator[tuple[str, list[Entry]]]:
+    """The report's lists, in the order an operator reads them."""
+    yield "unmatched approved drafts (the run stops)", plan.unmatched_approved
+    yield "rows that do not fit the catalog (the run stops)", plan.invalid
+    yield "superseded (imported soft-deleted)", plan.superseded
+    yield "skipped", plan.skipped
+    yield "details imported as main images", plan.downgraded
+    yield "dup_of cleared", plan.dup_cleared
+    yield "covers not found by key", plan.cover_fallbacks

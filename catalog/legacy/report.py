@@ -1,0 +1,185 @@
+"""The import report: fixed-width tables per kind and status, the lists, the checks (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from catalog.legacy.plan import (
+    CREATED,
+    EARLIER,
+    MATCHED,
+    Check,
+    Entry,
+    Plan,
+    Tally,
+    iter_entries,
+)
+from catalog.legacy.rows import KINDS, ORPHAN, STATUSES, TABLES
+
+NOTHING_TO_IMPORT = "nothing to import: every legacy row is already accounted for"
+
+
+def tally_rows(plan: Plan, images: bool) -> list[tuple[str, str, Tally]]:
+    """(kind, status, tally) per kind and legacy status, orphans merged per kind."""
+    rows = []
+    for kind in KINDS:
+        tables = {t.image_table if images else t.name for t in TABLES if t.kind == kind}
+        statuses = [*STATUSES, ORPHAN] if images else list(STATUSES)
+        # Statuses the legacy data has that the schema does not know (the run stops on them).
+        statuses += sorted(
+            {s for (t, s) in plan.tallies if t in tables and s not in statuses},
+        )
+        for status in statuses:
+            merged = Tally()
+            for (table, s), tally in plan.tallies.items():
+                if table in tables and s == status:
+                    for name in ("legacy", "earlier", "imported", "superseded", "skipped"):
+                        setattr(merged, name, getattr(merged, name) + getattr(tally, name))
+            rows.append((kind, status, merged))
+    return rows
+
+
+def _table(title: str, rows: list[tuple[str, str, Tally]], imported_label: str) -> list[str]:
+    headers = ["legacy rows", "earlier runs", imported_label, "superseded", "skipped"]
+    widths = [max(len(h), 11) for h in headers]
+    lines = [
+        f"{title:<22}" + "".join(f"{h:>{w + 2}}" for h, w in zip(headers, widths, strict=True))
+    ]
+    total = Tally()
+
+    def line(label: str, t: Tally, mark: str = "") -> str:
+        values = [t.legacy, t.earlier, t.imported, t.superseded, t.skipped]
+        cells = "".join(f"{v:>{w + 2},}" for v, w in zip(values, widths, strict=True))
+        return f"{label:<22}{cells}{mark}"
+
+    for kind, status, t in rows:
+        for name in ("legacy", "earlier", "imported", "superseded", "skipped"):
+            setattr(total, name, getattr(total, name) + getattr(t, name))
+        mark = "" if t.balanced else "   <- does not add up"
+        lines.append(line(f"  {kind:<8}{status}", t, mark))
+    lines.append(line("  total", total))
+    return lines
+
+
+def _entries(title: str, entries: list[Entry], limit: int) -> list[str]:
+    lines = [f"{title}: {len(entries):,}"]
+    for e in entries[:limit]:
+        status = f" ({e.status})" if e.status else ""
+        lines.append(f"  {e.table} #{e.id}{status}  {e.subject}: {e.reason}")
+    if len(entries) > limit:
+        lines.append(f"  ... and {len(entries) - limit:,} more (--report-file writes them all)")
+    return lines
+
+
+def render_report(
+    plan: Plan | None,
+    *,
+    checks: Iterable[Check],
+    dry_run: bool,
+    written: bool,
+    error: str = "",
+    list_limit: int = 50,
+) -> str:
+    lines: list[str] = []
+    if plan is None:
+        return f"FAILED before a plan was made: {error}"
+    title = "Legacy import plan (dry run: nothing is written)" if dry_run else "Legacy import"
+    lines += [title, "=" * len(title), ""]
+    label = "imported" if written else "to import"
+    b = plan.brand_tally
+    lines.append(
+        f"brands: {b['legacy']:,} legacy rows = {b[EARLIER]:,} earlier runs"
+        f" + {b[CREATED]:,} {'created' if written else 'to create'}"
+        f" + {b[MATCHED]:,} matched by slug"
+    )
+    lines.append("")
+    lines += _table("records", tally_rows(plan, images=False), label)
+    lines.append("  (approved drafts are never inserted: they count as skipped, each standing")
+    lines.append("   for its published counterpart)")
+    lines.append("")
+    lines += _table("images", tally_rows(plan, images=True), label)
+    lines.append("")
+    lines.append(
+        f"image references: {plan.remaps['parents']:,} parents remapped,"
+        f" {len(plan.downgraded):,} details imported as main images,"
+        f" {plan.remaps['dup_of']:,} dup_of remapped, {len(plan.dup_cleared):,} dup_of cleared"
+    )
+    covers = plan.covers
+    lines.append(
+        f"covers: {covers['by key']:,} by key, {covers['first main image']:,} first main image,"
+        f" {covers['none']:,} none"
+    )
+    lines.append(
+        f"approved drafts matched to their published counterpart: {len(plan.approved_matched):,}"
+    )
+    for list_title, entries in iter_entries(plan):
+        lines.append("")
+        lines += _entries(list_title, entries, list_limit)
+    lines += ["", "checks:"]
+    for check in checks:
+        detail = f": {check.detail}" if check.detail and not check.ok else ""
+        lines.append(f"  {'ok    ' if check.ok else 'FAILED'}  {check.name}{detail}")
+    lines.append("")
+    failed = [c for c in checks if not c.ok]
+    if error:
+        lines.append(f"FAILED: {error}")
+    elif failed:
+        lines.append(f"FAILED: {len(failed)} check(s) failed; nothing written.")
+    elif plan.new_rows == 0:
+        lines.append(NOTHING_TO_IMPORT + ".")
+    elif dry_run:
+        lines.append("dry run: nothing written. Run again without --dry-run to import.")
+    elif written:
+        lines.append(f"done: {plan.new_rows:,} legacy rows accounted for, committed.")
+    return "\n".join(lines)
+
+
+def report_dict(
+    plan: Plan | None, *, checks: Iterable[Check], dry_run: bool, written: bool, error: str = ""
+) -> dict[str, object]:
+    """The whole report as JSON-ready data, with the lists in full (for --report-file)."""
+    checks = list(checks)
+    data: dict[str, object] = {
+        "dry_run": dry_run,
+        "written": written,
+        "error": error,
+        "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks],
+    }
+    if plan is None:
+        return data
+
+    def tallies(images: bool) -> list[dict[str, object]]:
+        return [
+            {
+                "kind": kind,
+                "status": status,
+                "legacy_rows": t.legacy,
+                "earlier_runs": t.earlier,
+                "imported": t.imported,
+                "superseded": t.superseded,
+                "skipped": t.skipped,
+            }
+            for kind, status, t in tally_rows(plan, images)
+        ]
+
+    data.update(
+        {
+            "nothing_to_import": plan.new_rows == 0,
+            "brands": dict(plan.brand_tally),
+            "records": tallies(images=False),
+            "images": tallies(images=True),
+            "remaps": dict(plan.remaps),
+            "covers": dict(plan.covers),
+            "lists": {
+                "unmatched_approved": [e.as_dict() for e in plan.unmatched_approved],
+                "invalid": [e.as_dict() for e in plan.invalid],
+                "superseded": [e.as_dict() for e in plan.superseded],
+                "skipped": [e.as_dict() for e in plan.skipped],
+                "downgraded": [e.as_dict() for e in plan.downgraded],
+                "dup_of_cleared": [e.as_dict() for e in plan.dup_cleared],
+                "cover_fallbacks": [e.as_dict() for e in plan.cover_fallbacks],
+                "approved_matched": [e.as_dict() for e in plan.approved_matched],
+            },
+        }
+    )
+    return data

@@ -1,0 +1,449 @@
+"""The planner on in-memory archives: every rule of SPEC.md "Legacy migration", and the plan's
+invariants for random archives. Pure (no database): runs on the SQLite pass too."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from catalog.keys import fold_title
+from catalog.legacy.plan import (
+    CREATED,
+    EARLIER,
+    IMPORTED,
+    INSERTED,
+    MATCHED,
+    SKIPPED,
+    SUPERSEDED,
+    CatalogRef,
+    CatalogState,
+    LegacyRef,
+    build_plan,
+    choose_cover,
+    decide_images,
+)
+from catalog.legacy.rows import (
+    APPROVED,
+    ORPHAN,
+    PENDING,
+    PUBLISHED,
+    REJECTED,
+    RUNWAY,
+    RUNWAY_DRAFTS,
+    RUNWAYS,
+    STREET,
+    STREET_DRAFTS,
+    STREETS,
+    TABLES,
+    LegacyImage,
+    LegacyRecord,
+    LegacyTable,
+)
+from tests.catalog.legacy.archive import MemoryArchive, archive, at, brand, image, record
+from tests.catalog.legacy.strategies import archives
+
+
+def outcome(plan, table: LegacyTable, id: int) -> str:
+    return plan.records[(table.name, id)].outcome
+
+
+class TestRecordOrder:
+    def test_a_published_row_wins_over_a_draft_of_the_same_key(self):
+        plan = build_plan(
+            archive(record(RUNWAY_DRAFTS, 1, PENDING, created_at=at(0)), record(RUNWAYS, 9)),
+            CatalogState(),
+        )
+
+        assert outcome(plan, RUNWAYS, 9) == IMPORTED
+        assert outcome(plan, RUNWAY_DRAFTS, 1) == SUPERSEDED
+        assert plan.records[(RUNWAY_DRAFTS.name, 1)].deleted
+        assert plan.records[(RUNWAY_DRAFTS.name, 1)].holder == LegacyRef(RUNWAYS.name, 9)
+
+    def test_the_oldest_draft_wins_by_created_at_then_id(self):
+        plan = build_plan(
+            archive(
+                record(STREET_DRAFTS, 1, PENDING, created_at=at(5)),
+                record(STREET_DRAFTS, 2, REJECTED, created_at=at(3)),
+                record(STREET_DRAFTS, 3, PENDING, created_at=at(3)),
+            ),
+            CatalogState(),
+        )
+
+        assert [outcome(plan, STREET_DRAFTS, i) for i in (1, 2, 3)] == [
+            SUPERSEDED,
+            IMPORTED,
+            SUPERSEDED,
+        ]
+
+    def test_superseded_rows_keep_their_status(self):
+        plan = build_plan(
+            archive(record(RUNWAYS, 1), record(RUNWAY_DRAFTS, 2, REJECTED)), CatalogState()
+        )
+
+        assert plan.expected[(RUNWAY_DRAFTS.name, SUPERSEDED, REJECTED, True)] == 1
+
+    def test_street_titles_are_folded_for_the_key_and_null_is_empty(self):
+        plan = build_plan(
+            archive(
+                record(STREETS, 1, title="Street  Style\tCPH"),
+                record(STREETS, 2, title="Street Style CPH"),
+                record(STREETS, 3, title=None, year=0, month=0),
+                record(STREET_DRAFTS, 4, PENDING, title="", year=0, month=0),
+                record(STREETS, 5, title="street style cph"),  # case is kept: another album
+            ),
+            CatalogState(),
+        )
+
+        assert [outcome(plan, STREETS, i) for i in (1, 2, 3, 5)] == [
+            IMPORTED,
+            SUPERSEDED,
+            IMPORTED,
+            IMPORTED,
+        ]
+        assert outcome(plan, STREET_DRAFTS, 4) == SUPERSEDED
+
+    def test_a_soft_deleted_row_holds_no_entity_key_and_never_costs_a_live_row_its_source(self):
+        shared = {"source": "vogue", "source_url": "https://example.com/a"}
+        plan = build_plan(
+            archive(
+                record(RUNWAYS, 1, deleted=True, **shared),
+                record(RUNWAYS, 2, **shared),
+                record(RUNWAYS, 3, deleted=True, season_code="FW24"),
+            ),
+            CatalogState(),
+        )
+
+        assert outcome(plan, RUNWAYS, 2) == IMPORTED
+        assert outcome(plan, RUNWAYS, 1) == SKIPPED
+        assert outcome(plan, RUNWAYS, 3) == IMPORTED
+        assert plan.records[(RUNWAYS.name, 3)].deleted
+
+    def test_a_taken_source_key_skips_the_row_even_when_its_entity_key_is_taken_too(self):
+        shared = {"source": "vogue", "source_url": "https://example.com/a"}
+        plan = build_plan(
+            archive(record(RUNWAYS, 1, **shared), record(RUNWAY_DRAFTS, 2, PENDING, **shared)),
+            CatalogState(),
+        )
+
+        assert outcome(plan, RUNWAY_DRAFTS, 2) == SKIPPED
+        assert [e.id for e in plan.skipped] == [2]
+        assert plan.superseded == []
+
+    def test_an_empty_source_url_is_no_source_key(self):
+        plan = build_plan(
+            archive(
+                record(RUNWAYS, 1, source="vogue"),
+                record(RUNWAYS, 2, source="vogue", season_code="SS25"),
+            ),
+            CatalogState(),
+        )
+
+        assert outcome(plan, RUNWAYS, 2) == IMPORTED
+
+
+class TestCatalogAlreadyHolding:
+    def test_a_live_catalog_record_supersedes_a_legacy_row_of_its_key(self):
+        catalog = CatalogState(brands_by_slug={"acme": 7})
+        catalog.live_keys[RUNWAY][(7, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 70, PENDING)
+
+        plan = build_plan(archive(record(RUNWAYS, 1)), catalog)
+
+        assert outcome(plan, RUNWAYS, 1) == SUPERSEDED
+        assert plan.records[(RUNWAYS.name, 1)].holder == CatalogRef(RUNWAY, 70, PENDING)
+
+    def test_a_catalog_source_key_skips_the_legacy_row_even_when_deleted(self):
+        catalog = CatalogState()
+        catalog.source_keys[STREET][("vogue", "u")] = CatalogRef(STREET, 5)
+
+        plan = build_plan(archive(record(STREETS, 1, source="vogue", source_url="u")), catalog)
+
+        assert outcome(plan, STREETS, 1) == SKIPPED
+
+    def test_brands_are_matched_by_slug_and_created_once(self):
+        legacy = archive()
+        legacy.brand_rows += [brand(3, "gamma", deleted=True), brand(4, "gamma")]
+        plan = build_plan(legacy, CatalogState(brands_by_slug={"beta": 9}))
+
+        by_id = {bp.row.id: bp for bp in plan.brands}
+        assert (by_id[1].outcome, by_id[1].key) == (CREATED, ("new", "acme"))
+        assert (by_id[2].outcome, by_id[2].key) == (MATCHED, 9)
+        # The live row names the new brand; its deleted duplicate is matched to it.
+        assert (by_id[4].outcome, by_id[3].outcome) == (CREATED, MATCHED)
+
+
+class TestApprovedDrafts:
+    def test_an_approved_draft_with_a_published_counterpart_is_skipped_in_its_favour(self):
+        plan = build_plan(
+            archive(
+                record(STREETS, 1, title="A  B"), record(STREET_DRAFTS, 2, APPROVED, title="A B")
+            ),
+            CatalogState(),
+        )
+
+        draft = plan.records[(STREET_DRAFTS.name, 2)]
+        assert (draft.outcome, draft.holder) == (SKIPPED, LegacyRef(STREETS.name, 1))
+        assert not plan.blocked
+
+    def test_a_published_catalog_record_is_a_counterpart_too(self):
+        catalog = CatalogState()
+        catalog.live_keys[STREET][("Paris", 2024, 8, "")] = CatalogRef(STREET, 3, PUBLISHED)
+
+        plan = build_plan(archive(record(STREET_DRAFTS, 1, APPROVED)), catalog)
+
+        assert plan.records[(STREET_DRAFTS.name, 1)].holder == CatalogRef(STREET, 3, PUBLISHED)
+
+    def test_an_approved_draft_without_a_counterpart_stops_the_run(self):
+        catalog = CatalogState()
+        catalog.live_keys[STREET][("Paris", 2024, 8, "")] = CatalogRef(STREET, 3, PENDING)
+
+        plan = build_plan(archive(record(STREET_DRAFTS, 1, APPROVED)), catalog)
+
+        assert [e.id for e in plan.unmatched_approved] == [1]
+        assert plan.blocked
+
+
+class TestInvalidRows:
+    def test_values_the_catalog_cannot_hold_stop_the_run(self):
+        plan = build_plan(
+            archive(
+                record(STREETS, 1, month=13),
+                record(RUNWAYS, 2, brand_id=99),
+                record(STREET_DRAFTS, 3, "on hold"),
+                record(STREETS, 4, title="fine"),
+                images=[(STREETS, image(1, 4, width=-1)), (STREETS, image(2, 1, width=-1))],
+            ),
+            CatalogState(),
+        )
+
+        # Image 2 is not checked: its record is not imported anyway.
+        assert {(e.table, e.id) for e in plan.invalid} == {
+            (STREETS.name, 1),
+            (RUNWAYS.name, 2),
+            (STREET_DRAFTS.name, 3),
+            (STREETS.image_table, 1),
+        }
+        assert plan.blocked
+
+
+class TestImages:
+    def album(self, *images: LegacyImage, **values):
+        rp = build_plan(archive(record(STREETS, 1, **values)), CatalogState()).records[
+            (STREETS.name, 1)
+        ]
+        return rp, decide_images(STREETS, rp, list(images), {})
+
+    def test_parents_are_kept_only_for_a_live_main_image_of_the_album(self):
+        _, decisions = self.album(
+            image(1, 1),
+            image(2, 1, is_detail=True, parent_id=1),
+            image(3, 1, is_detail=True, parent_id=404),
+            image(4, 1, is_detail=True, parent_id=2),
+            image(5, 1, deleted=True),
+            image(6, 1, is_detail=True, parent_id=5),
+            image(7, 1, is_detail=True, parent_id=5, deleted=True),
+            image(8, 1, is_detail=True),
+            image(9, 1, parent_id=1),
+            image(10, 1, is_detail=True, parent_id=10),
+            image(11, 1, is_detail=True, parent_id=12),  # its parent comes later
+            image(12, 1),
+        )
+
+        parents = {d.image.id: d.parent for d in decisions}
+        assert parents == {
+            1: 0,
+            2: 1,
+            3: 0,
+            4: 0,
+            5: 0,
+            6: 0,
+            7: 5,
+            8: 0,
+            9: 0,
+            10: 0,
+            11: 12,
+            12: 0,
+        }
+        notes = {d.image.id: d.note for d in decisions if d.note}
+        assert notes == {
+            3: "parent #404 is not an image of this album",
+            4: "parent #2 is itself a detail",
+            6: "parent #5 is deleted",
+            8: "a detail without a parent",
+            9: "a main image with parent #1: the parent is ignored",
+            10: "a detail that is its own parent",
+        }
+
+    def test_the_cover_is_the_live_image_with_the_key_else_the_first_live_main_image(self):
+        rp, decisions = self.album(
+            image(1, 1, sort_order=2, url="a"),
+            image(2, 1, sort_order=1, url="b", deleted=True),
+            image(3, 1, sort_order=3, url="c", is_detail=True, parent_id=1),
+            image(4, 1, sort_order=0, url="d", is_detail=True, parent_id=1),
+        )
+
+        assert choose_cover(replace(rp.row, cover="c"), decisions) == (3, "by key")
+        assert choose_cover(replace(rp.row, cover="b"), decisions) == (1, "first main image")
+        assert choose_cover(replace(rp.row, cover="zzz"), []) == (None, "none")
+
+    def test_images_follow_their_record_and_orphans_are_skipped(self):
+        plan = build_plan(
+            archive(
+                record(RUNWAYS, 1),
+                record(RUNWAY_DRAFTS, 2, APPROVED),
+                images=[
+                    (RUNWAYS, image(1, 1)),
+                    (RUNWAYS, image(2, 404)),
+                    (RUNWAY_DRAFTS, image(1, 2)),
+                ],
+            ),
+            CatalogState(),
+        )
+
+        assert plan.tally(RUNWAYS.image_table, PUBLISHED).imported == 1
+        assert plan.tally(RUNWAYS.image_table, ORPHAN).skipped == 1
+        assert plan.tally(RUNWAY_DRAFTS.image_table, APPROVED).skipped == 1
+        assert [(e.table, e.id) for e in plan.skipped] == [(RUNWAYS.image_table, 2)]
+
+    def test_dup_of_is_kept_for_an_imported_image_and_cleared_otherwise(self):
+        plan = build_plan(
+            archive(
+                record(RUNWAYS, 1),
+                record(RUNWAYS, 2, source="s", source_url="u"),
+                record(RUNWAYS, 3, source="s", source_url="u", season_code="SS25"),
+                images=[
+                    (RUNWAYS, image(1, 1, dup_of=4)),  # a later image of another album
+                    (RUNWAYS, image(2, 1, dup_of=404)),
+                    (RUNWAYS, image(3, 1, dup_of=3)),
+                    (RUNWAYS, image(4, 2)),
+                    (RUNWAYS, image(5, 3)),  # runway 3 is skipped (source key)
+                    (RUNWAYS, image(6, 1, dup_of=5)),
+                ],
+            ),
+            CatalogState(),
+        )
+
+        assert plan.cleared_dups[RUNWAYS.image_table] == {2, 3, 6}
+        assert plan.remaps["dup_of"] == 1
+        reasons = {e.id: e.reason for e in plan.dup_cleared}
+        assert reasons[2] == "dup_of #404 does not exist"
+        assert reasons[6] == "dup_of #5 is an image that is not imported"
+
+    def test_phash_and_counts_follow_live_images(self):
+        plan = build_plan(
+            archive(
+                record(RUNWAYS, 1),
+                images=[(RUNWAYS, image(1, 1)), (RUNWAYS, image(2, 1, deleted=True))],
+            ),
+            CatalogState(),
+        )
+
+        assert plan.records[(RUNWAYS.name, 1)].image_count == 1
+
+
+class TestEarlierRuns:
+    def test_rows_in_the_id_map_are_accounted_for_and_nothing_is_new(self):
+        legacy = archive(
+            record(RUNWAYS, 1), images=[(RUNWAYS, image(1, 1)), (RUNWAYS, image(2, 9))]
+        )
+        catalog = CatalogState(brands_by_slug={"acme": 1, "beta": 2})
+        catalog.earlier = {
+            "brands": {1: 1, 2: 2},
+            RUNWAYS.name: {1: 10},
+            RUNWAYS.image_table: {1: 100, 2: None},
+        }
+
+        plan = build_plan(legacy, catalog)
+
+        assert plan.new_rows == 0
+        assert plan.tally(RUNWAYS.name, PUBLISHED).earlier == 1
+        assert plan.tally(RUNWAYS.image_table, ORPHAN).earlier == 1
+        assert not plan.blocked
+
+    def test_a_new_image_of_an_earlier_record_is_skipped_and_listed(self):
+        legacy = archive(
+            record(RUNWAYS, 1), images=[(RUNWAYS, image(1, 1)), (RUNWAYS, image(2, 1))]
+        )
+        catalog = CatalogState()
+        catalog.earlier = {RUNWAYS.name: {1: 10}, RUNWAYS.image_table: {1: 100}}
+
+        plan = build_plan(legacy, catalog)
+
+        assert outcome(plan, RUNWAYS, 1) == EARLIER
+        assert [(e.id, e.reason) for e in plan.skipped] == [
+            (2, "its record was accounted for by an earlier run")
+        ]
+
+
+# --- Properties -----------------------------------------------------------------------------
+
+
+@st.composite
+def catalogs(draw: st.DrawFn) -> CatalogState:
+    """What a catalog may already hold: a brand, a live record per kind, taken source keys."""
+    catalog = CatalogState()
+    if draw(st.booleans()):
+        catalog.brands_by_slug["acme"] = 1
+        if draw(st.booleans()):
+            status = draw(st.sampled_from([PENDING, PUBLISHED]))
+            catalog.live_keys[RUNWAY][(1, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 1, status)
+    if draw(st.booleans()):
+        status = draw(st.sampled_from([PENDING, PUBLISHED, REJECTED]))
+        catalog.live_keys[STREET][("Paris", 0, 8, "Look Book")] = CatalogRef(STREET, 1, status)
+    if draw(st.booleans()):
+        catalog.source_keys[STREET][("vogue", "https://example.com/1")] = CatalogRef(STREET, 2)
+    return catalog
+
+
+def _key(row: LegacyRecord, plan) -> tuple:
+    if row.kind == STREET:
+        return (row.city, row.year, row.month, fold_title(row.title))
+    return (plan.records[(row.table.name, row.id)].brand, row.season_code, row.collection_type)
+
+
+@given(archive=archives(invalid=True), catalog=catalogs())
+def test_every_plan_accounts_for_every_row_and_references_only_imported_images(archive, catalog):
+    plan = build_plan(archive, catalog)
+
+    # Conservation, per table and status: legacy rows = imported + superseded + skipped.
+    assert all(t.balanced for t in plan.tallies.values()), plan.tallies
+    legacy = Counter({k: v for k, v in archive.counts().items() if k[0] != "brands"})
+    assert Counter({k: t.accounted for k, t in plan.tallies.items() if t.accounted}) == legacy
+    assert plan.problems == []
+    # Blocked exactly when something cannot be imported as it is.
+    assert plan.blocked == bool(plan.unmatched_approved or plan.invalid)
+
+    for kind in (RUNWAY, STREET):
+        inserted = plan.inserts[kind]
+        # The catalog's constraints hold for what the plan inserts, with what is there already.
+        live = [_key(rp.row, plan) for rp in inserted if not rp.deleted]
+        assert len(live) == len(set(live))
+        assert not set(live) & set(catalog.live_keys[kind])
+        sources = [(rp.row.source, rp.row.source_url) for rp in inserted if rp.row.source_url]
+        assert len(sources) == len(set(sources))
+        assert not set(sources) & set(catalog.source_keys[kind])
+        # A superseded row is inserted soft-deleted; a legacy soft-deleted row stays deleted.
+        assert all(rp.deleted for rp in inserted if rp.outcome == SUPERSEDED or rp.row.deleted)
+
+    for table in TABLES:
+        inserted_ids = plan.inserted_images[table.image_table]
+        for record_id, images in MemoryArchive.image_groups(archive, table):
+            rp = plan.records.get((table.name, record_id))
+            decisions = decide_images(table, rp, images, {})
+            by_id = {d.image.id: d for d in decisions}
+            for d in decisions:
+                assert d.inserted == (d.image.id in inserted_ids)
+                assert d.inserted == (rp is not None and rp.outcome in INSERTED)
+                if d.parent:
+                    parent = by_id[d.parent]
+                    assert parent.inserted and not parent.parent and not parent.image.is_detail
+                    assert d.image.deleted or not parent.image.deleted
+                dup = d.image.dup_of
+                if d.inserted and dup and d.image.id not in plan.cleared_dups[table.image_table]:
+                    assert dup in inserted_ids and dup != d.image.id
+            if rp is not None and rp.outcome in INSERTED:
+                live = [d for d in decisions if not d.image.deleted]
+                assert rp.image_count == len(live)
+                assert rp.cover is None or rp.cover in {d.image.id for d in live}

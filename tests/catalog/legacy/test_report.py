@@ -1,0 +1,56 @@
+"""The report an operator reads: tables per kind and status, capped lists, the verdict. Pure."""
+
+from catalog.legacy.plan import CatalogState, Check, build_plan
+from catalog.legacy.report import NOTHING_TO_IMPORT, render_report, report_dict, tally_rows
+from catalog.legacy.rows import ORPHAN, PUBLISHED, STREETS
+from tests.catalog.legacy.archive import archive, image, record
+
+
+def plan_with_orphans(n: int):
+    return build_plan(
+        archive(record(STREETS, 1), images=[(STREETS, image(i, 404)) for i in range(1, n + 1)]),
+        CatalogState(),
+    )
+
+
+def test_lists_are_capped_on_screen_and_complete_in_the_report_file():
+    plan = plan_with_orphans(5)
+
+    text = render_report(plan, checks=plan.checks, dry_run=True, written=False, list_limit=2)
+    data = report_dict(plan, checks=plan.checks, dry_run=True, written=False)
+
+    assert "skipped: 5" in text
+    assert "  ... and 3 more (--report-file writes them all)" in text
+    assert len(data["lists"]["skipped"]) == 5
+    assert {"kind": "street", "status": ORPHAN, "legacy_rows": 5}.items() <= next(
+        row for row in data["images"] if row["status"] == ORPHAN and row["kind"] == "street"
+    ).items()
+
+
+def test_every_kind_and_status_has_a_line_even_when_empty():
+    plan = plan_with_orphans(0)
+
+    rows = [(kind, status) for kind, status, _ in tally_rows(plan, images=False)]
+
+    assert rows == [
+        (kind, status)
+        for kind in ("runway", "street")
+        for status in (PUBLISHED, "pending", "rejected", "approved")
+    ]
+
+
+def test_the_verdict_line():
+    plan = plan_with_orphans(1)
+    failed = [*plan.checks, Check("something", ok=False, detail="broken")]
+
+    assert render_report(plan, checks=plan.checks, dry_run=True, written=False).endswith(
+        "dry run: nothing written. Run again without --dry-run to import."
+    )
+    assert "done: " in render_report(plan, checks=plan.checks, dry_run=False, written=True)
+    text = render_report(plan, checks=failed, dry_run=False, written=False)
+    assert "FAILED  something: broken" in text
+    assert text.endswith("FAILED: 1 check(s) failed; nothing written.")
+    empty = build_plan(archive(), CatalogState(earlier={"brands": {1: 1, 2: 2}}))
+    assert NOTHING_TO_IMPORT in render_report(
+        empty, checks=empty.checks, dry_run=False, written=False
+    )
