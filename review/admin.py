@@ -22,6 +22,7 @@ from django.http import HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.timesince import timesince
 
 from catalog.models import (
     Brand,
@@ -56,6 +57,13 @@ STATUS_TABS = [
     (Status.REJECTED, "Rejected"),
     ("all", "All"),
 ]
+
+# Pending first, then published, then rejected.
+STATUS_RANK = Case(
+    When(status=Status.PENDING, then=Value(0)),
+    When(status=Status.PUBLISHED, then=Value(1)),
+    default=Value(2),
+)
 
 
 def admin_url(model, view: str, *args) -> str:
@@ -228,11 +236,7 @@ class RecordAdmin(admin.ModelAdmin):
             .select_related("cover")
             .annotate(
                 duplicate_count=Coalesce(Subquery(duplicates, output_field=IntegerField()), 0),
-                status_rank=Case(
-                    When(status=Status.PENDING, then=Value(0)),
-                    When(status=Status.PUBLISHED, then=Value(1)),
-                    default=Value(2),
-                ),
+                status_rank=STATUS_RANK,
             )
         )
 
@@ -241,7 +245,7 @@ class RecordAdmin(admin.ModelAdmin):
         if tab == Status.PENDING:
             return ["created_at", "pk"]  # a queue: oldest first
         if tab == "all":
-            return ["status_rank", "-created_at", "-pk"]  # pending first
+            return [STATUS_RANK.asc(), "-created_at", "-pk"]  # pending first
         return ["-reviewed_at", "-pk"]
 
     def changelist_view(self, request, extra_context=None):
@@ -259,7 +263,12 @@ class RecordAdmin(admin.ModelAdmin):
             }
             for value, label in STATUS_TABS
         ]
-        return super().changelist_view(request, {**(extra_context or {}), "status_tabs": tabs})
+        context = {
+            "status_tabs": tabs,
+            "title": f"{self.opts.verbose_name_plural.capitalize()} — review queue",
+            **(extra_context or {}),
+        }
+        return super().changelist_view(request, context)
 
     def action_checkbox(self, obj):
         # The row's version rides along with its checkbox, so a bulk action refuses a record
@@ -302,6 +311,14 @@ class RecordAdmin(admin.ModelAdmin):
             return "–"
         return format_html('<span class="review-dup-count">{}</span>', obj.duplicate_count)
 
+    @admin.display(description="received", ordering="created_at")
+    def received_column(self, obj: Record) -> str:
+        return format_html(
+            '<span title="{}">{} ago</span>',
+            obj.created_at.strftime("%Y-%m-%d %H:%M"),
+            timesince(obj.created_at, depth=1),
+        )
+
     # --- the record page -----------------------------------------------------------------
     @admin.display(description="status")
     def status_display(self, obj: Record) -> str:
@@ -333,6 +350,8 @@ class RecordAdmin(admin.ModelAdmin):
             (
                 "Review",
                 {
+                    # The status panel at the top says the same in one line.
+                    "classes": ["collapse"],
                     "fields": [
                         "status_display",
                         "reviewer",
@@ -562,7 +581,7 @@ class RecordAdmin(admin.ModelAdmin):
             except ValueError:
                 raise RecordWriteRefused("Choose a main image and at least one image.") from None
             if not image_ids:
-                raise RecordWriteRefused("Tick the images to attach first.")
+                raise RecordWriteRefused("Select the images to attach first.")
             main = self.image_stub(obj, main_id)
             for position, image_id in enumerate(image_ids):
                 # One lock for all: the first call checks the loaded version, the next ones
@@ -758,14 +777,12 @@ class RunwayAdmin(RecordAdmin):
         "cover_thumbnail",
         "title_column",
         "brand",
-        "season_code",
-        "collection_type",
+        "season_column",
         "year",
         "status_column",
         "images_column",
         "duplicates_column",
-        "source",
-        "created_at",
+        "received_column",
     )
     list_display_links = ("cover_thumbnail", "title_column")
     list_filter = (
@@ -781,6 +798,10 @@ class RunwayAdmin(RecordAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("brand")
+
+    @admin.display(description="season", ordering="season_code")
+    def season_column(self, runway: Runway) -> str:
+        return f"{runway.season_code} · {runway.collection_type}"
 
     def image_groups(self, images, tiles):
         # Runway images group into looks: detail shots share their look's index.
@@ -807,8 +828,7 @@ class StreetSnapAdmin(RecordAdmin):
         "status_column",
         "images_column",
         "duplicates_column",
-        "source",
-        "created_at",
+        "received_column",
     )
     list_display_links = ("cover_thumbnail", "title_column")
     list_filter = (
@@ -840,7 +860,8 @@ class StreetSnapAdmin(RecordAdmin):
             if image.is_detail and image.parent_id in mains:
                 groups[image.parent_id].append(tiles[image.pk])
         return [
-            {"label": f"Look of image {main}", "tiles": group} for main, group in groups.items()
+            {"label": f"Main image {main} and its details", "tiles": group}
+            for main, group in groups.items()
         ]
 
 

@@ -146,7 +146,8 @@ class FormReader(HTMLParser):
                 return
             if kind in {"checkbox", "radio"} and "checked" not in attrs:
                 return
-            self._add(self._owner(attrs), attrs.get("name"), attrs.get("value", "on"))
+            default = "on" if kind in {"checkbox", "radio"} else ""
+            self._add(self._owner(attrs), attrs.get("name"), attrs.get("value", default))
         elif tag == "textarea":
             self._textarea = (self._owner(attrs), attrs.get("name"))
             self._add(*self._textarea, "")
