@@ -358,7 +358,7 @@ class RecordAdmin(admin.ModelAdmin):
                         "reviewed_at",
                         "reject_reason",
                         "published_at",
-                    ]
+                    ],
                 },
             ),
             (
