@@ -241,7 +241,8 @@ class RecordAdmin(admin.ModelAdmin):
         )
 
     def get_ordering(self, request):
-        tab = request.GET.get("status", Status.PENDING)
+        tab = request.GET.get("status")
+        tab = tab if tab in dict(STATUS_TABS) else Status.PENDING  # as StatusFilter reads it
         if tab == Status.PENDING:
             return ["created_at", "pk"]  # a queue: oldest first
         if tab == "all":
@@ -253,7 +254,8 @@ class RecordAdmin(admin.ModelAdmin):
             **{str(status): Count("pk", filter=Q(status=status)) for status in Status.values},
             all=Count("pk"),
         )
-        current = request.GET.get("status", Status.PENDING)
+        current = request.GET.get("status")
+        current = current if current in dict(STATUS_TABS) else Status.PENDING
         tabs = [
             {
                 "label": label,
@@ -326,8 +328,8 @@ class RecordAdmin(admin.ModelAdmin):
 
     @admin.display(description="source URL")
     def source_link(self, obj: Record) -> str:
-        if not obj.source_url:
-            return "–"
+        if not obj.source_url.startswith(("https://", "http://")):
+            return obj.source_url or "–"  # never a javascript: or data: link
         return format_html(
             '<a href="{}" target="_blank" rel="noopener noreferrer">{}</a>',
             obj.source_url,

@@ -1,8 +1,15 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
+from catalog.keys import fold_title
+from catalog.models import Runway, StreetSnap
+from catalog.services import ENTITY_KEY_TAKEN
 from review.conflicts import BadToken, Loaded, conflict_message, loaded_token, read_token
 
+ENTITY_KEY = {
+    Runway: ("brand", "season_code", "collection_type"),
+    StreetSnap: ("city", "year", "month"),  # and title_key, derived from the title
+}
 OUT_OF_DATE = "This page is out of date or incomplete. Reload it and make your changes again."
 
 
@@ -40,7 +47,22 @@ class RecordForm(forms.ModelForm):
         # ModelForm copies the edits onto it only after clean().
         if self.instance.version != self.loaded_state.version:
             raise ValidationError(conflict_message(self.instance, self.loaded_state), code="stale")
+        self.check_entity_key(cleaned)
         return cleaned
+
+    def check_entity_key(self, cleaned) -> None:
+        """Refuse, on the form, an edit that would give the album another live album's
+        entity key. (Django's own constraint validation skips these keys: they are partial,
+        on deleted_at, which is not on the form.) The database constraint still decides a
+        race; the service turns that into a message."""
+        model = type(self.instance)
+        key = {name: cleaned.get(name, getattr(self.instance, name)) for name in ENTITY_KEY[model]}
+        if model is StreetSnap:
+            key["title_key"] = fold_title(cleaned.get("title", self.instance.title))
+        if None in key.values():
+            return  # a field error already
+        if model.objects.live().filter(**key).exclude(pk=self.instance.pk).exists():
+            raise ValidationError(ENTITY_KEY_TAKEN[model], code="entity_key")
 
 
 class ReasonForm(forms.Form):

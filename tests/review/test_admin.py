@@ -360,6 +360,32 @@ class TestSingleTransitions:
         runway.refresh_from_db()
         assert (runway.status, runway.reject_reason) == ("rejected", "Photographer asked")
 
+    @pytest.mark.parametrize("make", KINDS)
+    def test_an_edit_onto_another_albums_entity_key_is_a_form_error(self, make, editor_client):
+        taken = make(title="Taken")
+        record = make(title="Mine")
+        key = (
+            {"season_code": taken.season_code, "brand": taken.brand_id}
+            if isinstance(record, Runway)
+            else {"title": " Taken "}
+        )
+        page = editor_client.get(change_url(record))
+
+        response = editor_client.post(change_url(record), form_data(page, main_form(record), **key))
+
+        assert response.status_code == 200
+        assert "already" in str(response.context["adminform"].form.errors)
+        assert type(record).objects.get(pk=record.pk).version == 1
+
+    def test_a_source_url_is_linked_only_when_it_is_http(self, editor_client):
+        safe = make_runway(source="vogue", source_url="https://example.com/show")
+        odd = make_runway(source="legacy", source_url="javascript:alert(1)")
+
+        assert 'href="https://example.com/show"' in (
+            editor_client.get(change_url(safe)).content.decode()
+        )
+        assert 'href="javascript:' not in editor_client.get(change_url(odd)).content.decode()
+
     def test_a_refused_transition_says_why(self, editor_client, make_editor):
         runway = make_runway()
         page = editor_client.get(url(runway, "reject", runway.pk))
