@@ -408,5 +408,5 @@ class StreetGroupingMachine(RuleBasedStateMachine):
 
 def test_street_grouping_invariants_hold_after_every_step(db):
     run_state_machine_as_test(
-        StreetGroupingMachine, settings=machine_settings(stateful_step_count=30)
+        StreetGroupingMachine, settings=machine_settings(stateful_step_count=20)
     )

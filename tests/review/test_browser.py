@@ -5,6 +5,7 @@ views say what happened."""
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.db import connections
 from playwright.sync_api import expect, sync_playwright
 
 from catalog.models import Runway
@@ -48,6 +49,11 @@ def browser_page(monkeypatch):
             yield page
         finally:
             browser.close()
+            # Django keeps connections per execution context (asgiref Local), and Playwright's
+            # sync API runs this test in a context of its own (a greenlet beside its event
+            # loop), so the test's queries used a connection of their own: close it here, or
+            # it outlives the test database.
+            connections.close_all()
 
 
 def expect_all_images_loaded(page, count: int) -> None:
