@@ -760,10 +760,10 @@ class RecordAdmin(admin.ModelAdmin):
             self.message_user(
                 request,
                 format_html(
-                    "{} not {}:<ul>{}</ul>",
+                    "{} not {}:{}",
                     len(refused),
                     transition.done,
-                    format_html_join("", "<li>{}</li>", ((line,) for line in refused)),
+                    format_html_join("", "<br>• {}", ((line,) for line in refused)),
                 ),
                 messages.WARNING,
             )

@@ -100,7 +100,7 @@ def record_transition(
     if locked.status != transition.source:
         raise TransitionRefused(
             f"Cannot {transition.verb} “{locked}”: it is {locked.get_status_display().lower()}; "
-            f"only {Status(transition.source).label.lower()} {kind_label(model, plural=True)} "
+            f"only {transition.source} {kind_label(model, plural=True)} "
             f"can be {transition.done}."
         )
 

@@ -431,7 +431,7 @@ class TestBulkActions:
         success, refused = messages_of(response)
         assert success == "Approved 2 runways."
         assert "1 not approved" in refused and "“Already”" in refused
-        assert "only pending review runways can be approved" in refused
+        assert "it is published; only pending runways can be approved" in refused
 
     @pytest.mark.parametrize("make", KINDS)
     def test_bulk_reject_applies_one_reason_to_all(self, make, editor_client):
