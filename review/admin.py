@@ -16,7 +16,7 @@ from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import Case, Count, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.http import HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -247,7 +247,7 @@ class RecordAdmin(admin.ModelAdmin):
             return ["created_at", "pk"]  # a queue: oldest first
         if tab == "all":
             return [STATUS_RANK.asc(), "-created_at", "-pk"]  # pending first
-        return ["-reviewed_at", "-pk"]
+        return [F("reviewed_at").desc(nulls_last=True), "-pk"]  # latest decisions first
 
     def changelist_view(self, request, extra_context=None):
         counts = self.model.objects.live().aggregate(

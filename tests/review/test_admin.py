@@ -212,6 +212,19 @@ class TestTheQueue:
         assert [r.pk for r in queue.context["cl"].result_list] == [older.pk, newer.pk]
         assert [r.pk for r in everything.context["cl"].result_list][-1] == published.pk
 
+    def test_published_shows_the_latest_decisions_first_and_legacy_rows_last(
+        self, editor_client, editor
+    ):
+        legacy = RunwayFactory(status="published", reviewed_at=None)
+        earlier, later = RunwayFactory(), RunwayFactory()
+        record_approve(record=earlier, actor=editor)
+        record_approve(record=later, actor=editor)
+
+        response = editor_client.get(url(Runway, "changelist") + "?status=published")
+
+        ids = [r.pk for r in response.context["cl"].result_list]
+        assert ids == [later.pk, earlier.pk, legacy.pk]
+
     def test_deleted_records_are_not_in_the_queue(self, editor_client):
         RunwayFactory(deleted_at="2026-01-01T00:00:00Z")
 
