@@ -15,6 +15,10 @@ urlpatterns = [
 if settings.SERVE_MEDIA:
     # The embedded mode has no web server in front: Django serves the local media folder.
     prefix = settings.MEDIA_URL.lstrip("/")
-    urlpatterns += [
-        re_path(rf"^{prefix}(?P<path>.*)$", serve, {"document_root": settings.MEDIA_ROOT}),
-    ]
+
+    def serve_media(request, path):
+        # MEDIA_ROOT is read per request, not frozen at import, so a test's media folder
+        # (tests/conftest.py) is the one served to a browser test's live server too.
+        return serve(request, path, document_root=settings.MEDIA_ROOT)
+
+    urlpatterns += [re_path(rf"^{prefix}(?P<path>.*)$", serve_media)]

@@ -1,0 +1,84 @@
+"""The review history: one row per transition of a record, append-only."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from catalog.models import Record, Runway, StreetSnap
+
+
+class ReviewHistoryIsAppendOnly(Exception):
+    pass
+
+
+class ReviewEventQuerySet(models.QuerySet):
+    # The history is evidence of who did what: rows are only ever added. Bulk paths are shut
+    # too, not just Model.save()/delete(), so no code path rewrites it by accident. (A
+    # database trigger would also stop raw SQL; the only writer is review.services, so the
+    # extra moving part in two databases' dialects is not worth it.)
+    def update(self, **kwargs):
+        raise ReviewHistoryIsAppendOnly("Review history rows are never updated.")
+
+    def delete(self):
+        raise ReviewHistoryIsAppendOnly("Review history rows are never deleted.")
+
+
+class ReviewEvent(models.Model):
+    class Action(models.TextChoices):
+        APPROVE = "approve", "Approved"
+        REJECT = "reject", "Rejected"
+        UNPUBLISH = "unpublish", "Unpublished"
+
+    # Exactly one of the two records. PROTECT: a record with history is never hard-deleted
+    # (records are soft-deleted), and a cascade would silently erase its history.
+    runway = models.ForeignKey(
+        Runway, null=True, blank=True, on_delete=models.PROTECT, related_name="review_events"
+    )
+    street_snap = models.ForeignKey(
+        StreetSnap, null=True, blank=True, on_delete=models.PROTECT, related_name="review_events"
+    )
+    action = models.CharField(max_length=16, choices=Action.choices)
+    from_status = models.CharField(max_length=16, choices=Record.Status.choices)
+    to_status = models.CharField(max_length=16, choices=Record.Status.choices)
+    reason = models.TextField(blank=True, default="")
+    # Field edits applied with an approve: {field: [old, new]}, display values.
+    changes = models.JSONField(default=dict, blank=True)
+    # PROTECT: an editor who reviewed something is deactivated, not deleted, so the history
+    # keeps naming a real account.
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_events"
+    )
+    at = models.DateTimeField()
+    # The record's version right after this transition: the admin's stale-edit message finds
+    # the transitions made since a page was loaded by comparing versions, not clocks.
+    record_version = models.PositiveIntegerField()
+
+    objects = ReviewEventQuerySet.as_manager()
+
+    class Meta:
+        db_table = "review_events"
+        ordering = ["at", "pk"]
+        verbose_name = "review event"
+        verbose_name_plural = "review history"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(runway__isnull=False, street_snap__isnull=True)
+                | Q(runway__isnull=True, street_snap__isnull=False),
+                name="review_event_one_record",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()} by {self.actor_id} at {self.at:%Y-%m-%d %H:%M}"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise ReviewHistoryIsAppendOnly("Review history rows are never updated.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ReviewHistoryIsAppendOnly("Review history rows are never deleted.")
+
+    @property
+    def record(self) -> Record:
+        return self.runway or self.street_snap

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 scripts/bootstrap.sh requirements-dev.txt
 scripts/services.sh
+scripts/browser.sh
 
 export PATH="$PWD/.venv/bin:$PATH"
 unset DATABASE_URL REDIS_URL AWS_STORAGE_BUCKET_NAME INGEST_SECRETS

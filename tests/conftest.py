@@ -2,6 +2,7 @@ import os
 
 import pytest
 from django.db import connection
+from django.test import override_settings
 from hypothesis import HealthCheck, settings
 
 # Property tests: thorough in CI, quicker by hand. Database examples are slow-ish, so no
@@ -33,6 +34,15 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _plain_http_for_the_live_server():
+    # pytest-django's live_server is session-scoped and its SecurityMiddleware reads
+    # SECURE_SSL_REDIRECT once, when the server starts: turn it off before that, or a browser
+    # test is redirected to https that the live server does not speak.
+    with override_settings(SECURE_SSL_REDIRECT=False):
+        yield
 
 
 @pytest.fixture(autouse=True)

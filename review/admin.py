@@ -1,0 +1,919 @@
+"""The editors' admin: the review queues of runways and street snaps, their record pages
+(fields, image grid, street groups, approve / reject / unpublish), brands with aliases, and
+the review history.
+
+Admin code holds no business rules: every write goes through catalog.services (curation) or
+review.services (transitions), and their refusals become messages.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db.models.functions import Coalesce
+from django.http import HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import NoReverseMatch, path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.timesince import timesince
+
+from catalog.models import (
+    Brand,
+    BrandAlias,
+    Record,
+    RecordImage,
+    Runway,
+    RunwayImage,
+    StreetSnap,
+    StreetSnapImage,
+)
+from catalog.services import (
+    EDITABLE_FIELDS,
+    RecordWriteRefused,
+    StaleRecord,
+    image_soft_delete,
+    record_set_cover,
+    record_update,
+    street_image_attach,
+    street_image_attach_to_previous,
+    street_image_detach,
+)
+from review.conflicts import BadToken, Loaded, conflict_message, loaded_token, read_token
+from review.forms import OUT_OF_DATE, ReasonForm, RecordForm
+from review.models import ReviewEvent
+from review.services import TRANSITIONS, Action, kind_label, permission_name, record_transition
+
+Status = Record.Status
+STATUS_TABS = [
+    (Status.PENDING, "Pending review"),
+    (Status.PUBLISHED, "Published"),
+    (Status.REJECTED, "Rejected"),
+    ("all", "All"),
+]
+
+# Pending first, then published, then rejected.
+STATUS_RANK = Case(
+    When(status=Status.PENDING, then=Value(0)),
+    When(status=Status.PUBLISHED, then=Value(1)),
+    default=Value(2),
+)
+
+
+def admin_url(model, view: str, *args) -> str:
+    """The URL of one of the admin's pages for `model` (a class or an instance)."""
+    opts = model._meta
+    return reverse(f"admin:{opts.app_label}_{opts.model_name}_{view}", args=args)
+
+
+def thumbnail_url(image: RecordImage | None) -> str:
+    # Keys are content-addressed and public; the URL is computed, no request to the storage.
+    return default_storage.url(image.storage_key) if image is not None else ""
+
+
+# --- List filters --------------------------------------------------------------------------
+
+
+class StatusFilter(admin.SimpleListFilter):
+    """Status, defaulting to pending: the list opens on the review queue."""
+
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return STATUS_TABS
+
+    def value(self):
+        value = super().value()
+        return value if value in dict(STATUS_TABS) else Status.PENDING
+
+    def queryset(self, request, queryset):
+        if self.value() == "all":
+            return queryset
+        return queryset.filter(status=self.value())
+
+    def choices(self, changelist):
+        for lookup, title in self.lookup_choices:
+            yield {
+                "selected": self.value() == lookup,
+                "query_string": changelist.get_query_string({self.parameter_name: lookup}),
+                "display": title,
+            }
+
+
+class HasDuplicatesFilter(admin.SimpleListFilter):
+    title = "near-duplicates"
+    parameter_name = "duplicates"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Has near-duplicates"), ("no", "No near-duplicates")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(duplicate_count__gt=0)
+        if self.value() == "no":
+            return queryset.filter(duplicate_count=0)
+        return queryset
+
+
+# --- History inlines -----------------------------------------------------------------------
+
+
+class ReviewHistoryInline(admin.TabularInline):
+    """The record's review history, read-only: rows are only ever added, by the service."""
+
+    model = ReviewEvent
+    verbose_name = "review event"
+    verbose_name_plural = "Review history"
+    fields = ("at", "actor", "action", "from_status", "to_status", "reason", "edits")
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("actor")
+
+    @admin.display(description="field edits")
+    def edits(self, event: ReviewEvent) -> str:
+        return format_html_join(
+            "",
+            "<div>{}: “{}” → “{}”</div>",
+            ((name, old, new) for name, (old, new) in event.changes.items()),
+        )
+
+
+class RunwayHistoryInline(ReviewHistoryInline):
+    fk_name = "runway"
+
+
+class StreetSnapHistoryInline(ReviewHistoryInline):
+    fk_name = "street_snap"
+
+
+# --- Records -------------------------------------------------------------------------------
+
+
+class RecordAdmin(admin.ModelAdmin):
+    """What the runway and street snap admins share."""
+
+    form = RecordForm
+    change_form_template = "admin/review/record_change_form.html"
+    change_list_template = "admin/review/record_change_list.html"
+    save_on_top = True
+    list_per_page = 50
+    show_facets = admin.ShowFacets.NEVER
+    actions = ["approve_selected", "reject_selected", "unpublish_selected"]
+    readonly_fields = (
+        "status_display",
+        "reviewer",
+        "reviewed_at",
+        "reject_reason",
+        "published_at",
+        "image_count",
+        "source",
+        "source_link",
+        "ingest_job",
+        "version",
+        "created_at",
+        "updated_at",
+    )
+    image_model: type[RecordImage]
+    record_fk: str  # the image's foreign key to its record
+
+    # --- permissions ---------------------------------------------------------------------
+    # Records come from ingest and the legacy import; editors never add them. Deleting is not
+    # offered: rejecting takes an album off the site and keeps it for reference.
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_publish_permission(self, request, obj=None) -> bool:
+        return request.user.has_perm(permission_name(self.model, Action.APPROVE))
+
+    def has_reject_permission(self, request, obj=None) -> bool:
+        return request.user.has_perm(permission_name(self.model, Action.REJECT))
+
+    def has_curate_permission(self, request, obj=None) -> bool:
+        opts = self.image_model._meta
+        return self.has_change_permission(request, obj) and request.user.has_perm(
+            f"{opts.app_label}.change_{opts.model_name}"
+        )
+
+    # --- the list ------------------------------------------------------------------------
+    def get_queryset(self, request):
+        duplicates = (
+            self.image_model.objects.filter(
+                **{self.record_fk: OuterRef("pk")}, is_duplicate=True, deleted_at__isnull=True
+            )
+            .order_by()
+            .values(self.record_fk)
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .live()
+            .select_related("cover")
+            .annotate(
+                duplicate_count=Coalesce(Subquery(duplicates, output_field=IntegerField()), 0),
+                status_rank=STATUS_RANK,
+            )
+        )
+
+    def get_ordering(self, request):
+        tab = request.GET.get("status")
+        tab = tab if tab in dict(STATUS_TABS) else Status.PENDING  # as StatusFilter reads it
+        if tab == Status.PENDING:
+            return ["created_at", "pk"]  # a queue: oldest first
+        if tab == "all":
+            return [STATUS_RANK.asc(), "-created_at", "-pk"]  # pending first
+        return [F("reviewed_at").desc(nulls_last=True), "-pk"]  # latest decisions first
+
+    def changelist_view(self, request, extra_context=None):
+        counts = self.model.objects.live().aggregate(
+            **{str(status): Count("pk", filter=Q(status=status)) for status in Status.values},
+            all=Count("pk"),
+        )
+        current = request.GET.get("status")
+        current = current if current in dict(STATUS_TABS) else Status.PENDING
+        tabs = [
+            {
+                "label": label,
+                "count": counts[str(value)],
+                "url": f"?status={value}",
+                "current": current == value,
+            }
+            for value, label in STATUS_TABS
+        ]
+        context = {
+            "status_tabs": tabs,
+            "title": f"{self.opts.verbose_name_plural.capitalize()} — review queue",
+            **(extra_context or {}),
+        }
+        return super().changelist_view(request, context)
+
+    def action_checkbox(self, obj):
+        # The row's version rides along with its checkbox, so a bulk action refuses a record
+        # that changed after the list was loaded, just as the record page does.
+        return format_html(
+            '{}<input type="hidden" name="version_{}" value="{}">',
+            super().action_checkbox(obj),
+            obj.pk,
+            obj.version,
+        )
+
+    @admin.display(description="cover")
+    def cover_thumbnail(self, obj: Record) -> str:
+        if obj.cover is None:
+            return format_html('<span class="review-nocover">{}</span>', "no cover")
+        return format_html(
+            '<img src="{}" alt="cover" class="review-list-thumb" loading="lazy">',
+            thumbnail_url(obj.cover),
+        )
+
+    @admin.display(description="title", ordering="title")
+    def title_column(self, obj: Record) -> str:
+        return str(obj)
+
+    @admin.display(description="status", ordering="status_rank")
+    def status_column(self, obj: Record) -> str:
+        return format_html(
+            '<span class="review-status review-status-{}">{}</span>',
+            obj.status,
+            obj.get_status_display(),
+        )
+
+    @admin.display(description="images", ordering="image_count")
+    def images_column(self, obj: Record) -> int:
+        return obj.image_count
+
+    @admin.display(description="near-dups", ordering="duplicate_count")
+    def duplicates_column(self, obj: Record) -> str:
+        if not obj.duplicate_count:
+            return "–"
+        return format_html('<span class="review-dup-count">{}</span>', obj.duplicate_count)
+
+    @admin.display(description="received", ordering="created_at")
+    def received_column(self, obj: Record) -> str:
+        return format_html(
+            '<span title="{}">{} ago</span>',
+            obj.created_at.strftime("%Y-%m-%d %H:%M"),
+            timesince(obj.created_at, depth=1),
+        )
+
+    # --- the record page -----------------------------------------------------------------
+    @admin.display(description="status")
+    def status_display(self, obj: Record) -> str:
+        return self.status_column(obj)
+
+    @admin.display(description="source URL")
+    def source_link(self, obj: Record) -> str:
+        if not obj.source_url.startswith(("https://", "http://")):
+            return obj.source_url or "–"  # never a javascript: or data: link
+        return format_html(
+            '<a href="{}" target="_blank" rel="noopener noreferrer">{}</a>',
+            obj.source_url,
+            obj.source_url,
+        )
+
+    @admin.display(description="ingest job")
+    def ingest_job(self, obj: Record) -> str:
+        if not obj.ingest_job_id:
+            return "–"
+        try:  # the ingest admin lives in another app; link to it when it is there
+            url = reverse("admin:ingest_ingestjob_change", args=[obj.ingest_job_id])
+        except NoReverseMatch:
+            return str(obj.ingest_job_id)
+        return format_html('<a href="{}">job {}</a>', url, obj.ingest_job_id)
+
+    def get_fieldsets(self, request, obj=None):
+        return [
+            (None, {"fields": EDITABLE_FIELDS[self.model]}),
+            (
+                "Review",
+                {
+                    # The status panel at the top says the same in one line.
+                    "classes": ["collapse"],
+                    "fields": [
+                        "status_display",
+                        "reviewer",
+                        "reviewed_at",
+                        "reject_reason",
+                        "published_at",
+                    ],
+                },
+            ),
+            (
+                "Source",
+                {
+                    "classes": ["collapse"],
+                    "fields": [
+                        "source",
+                        "source_link",
+                        "ingest_job",
+                        "version",
+                        "created_at",
+                        "updated_at",
+                    ],
+                },
+            ),
+        ]
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            form = context["adminform"].form
+            context["review"] = self.review_context(request, obj, form["loaded"].value())
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def review_context(self, request, obj: Record, token: str) -> dict[str, Any]:
+        images = list(obj.images.live().select_related("dup_of").order_by("sort_order", "pk"))
+        tiles = {image.pk: self.tile(obj, image) for image in images}
+        pending = obj.status == Status.PENDING
+        can_change = self.has_change_permission(request, obj)
+        return {
+            "token": token,
+            "is_street": self.model is StreetSnap,
+            "groups": self.image_groups(images, tiles),
+            "image_total": len(images),
+            "mains": [image for image in images if not getattr(image, "is_detail", False)],
+            "can_curate": self.has_curate_permission(request, obj),
+            "can_approve": pending and can_change and self.has_publish_permission(request, obj),
+            "can_reject": pending and self.has_reject_permission(request, obj),
+            "can_unpublish": obj.status == Status.PUBLISHED
+            and self.has_publish_permission(request, obj),
+            "reject_url": admin_url(obj, "reject", obj.pk),
+            "unpublish_url": admin_url(obj, "unpublish", obj.pk),
+            "attach_url": admin_url(obj, "attach", obj.pk),
+        }
+
+    def tile(self, obj: Record, image: RecordImage) -> dict[str, Any]:
+        dup = image.dup_of
+        dup_url = dup_elsewhere = ""
+        if image.is_duplicate and dup is not None:
+            dup_record_id = getattr(dup, f"{self.record_fk}_id")
+            dup_url = f"#image-{dup.pk}"
+            if dup_record_id != obj.pk:
+                dup_elsewhere = "in another album"
+                dup_url = admin_url(self.model, "change", dup_record_id) + dup_url
+            if dup.deleted_at is not None:
+                dup_elsewhere = f"{dup_elsewhere}, deleted".lstrip(", ")
+        operations = ["delete", "cover"]
+        if self.model is StreetSnap:
+            operations += ["detach", "attach-previous"]
+        return {
+            "image": image,
+            "url": thumbnail_url(image),
+            "ops": {
+                operation.replace("-", "_"): admin_url(obj, "image", obj.pk, image.pk, operation)
+                for operation in operations
+            },
+            "is_cover": obj.cover_id == image.pk,
+            "dup_url": dup_url,
+            "dup_elsewhere": dup_elsewhere,
+        }
+
+    def image_groups(self, images: list, tiles: dict) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def save_model(self, request, obj, form, change):
+        changes = {
+            name: form.cleaned_data[name]
+            for name in form.changed_data
+            if name in EDITABLE_FIELDS[self.model]
+        }
+        loaded = form.loaded_state
+        try:
+            if "_approve" in request.POST:
+                record_transition(
+                    record=obj,
+                    action=Action.APPROVE,
+                    actor=request.user,
+                    changes=changes,
+                    expected_version=loaded.version,
+                )
+            elif changes:
+                record_update(record=obj, changes=changes, expected_version=loaded.version)
+        except StaleRecord as stale:
+            raise RecordWriteRefused(conflict_message(stale.record, loaded)) from stale
+
+    def log_change(self, request, obj, message):
+        if "_approve" in request.POST:
+            return None  # the review history holds the approve and its field edits
+        return super().log_change(request, obj, message)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        # A refusal from a service (a race lost after the form's early check, a permission,
+        # a status) has rolled the whole request back: say why and show the current record.
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except RecordWriteRefused as refusal:
+            self.message_user(request, str(refusal), messages.ERROR)
+            return HttpResponseRedirect(request.path)
+
+    def response_change(self, request, obj):
+        if "_approve" in request.POST:
+            self.message_user(request, f"Approved and published “{obj}”.", messages.SUCCESS)
+            return self.next_in_queue(request, obj)
+        return super().response_change(request, obj)
+
+    def next_in_queue(self, request, obj: Record) -> HttpResponse:
+        """After a decision, on to the next pending album (oldest first), or the list."""
+        following = (
+            self.model.objects.live()
+            .pending()
+            .exclude(pk=obj.pk)
+            .order_by("created_at", "pk")
+            .only("pk")
+            .first()
+        )
+        if following is None:
+            self.message_user(request, "The pending queue is empty.", messages.INFO)
+            return HttpResponseRedirect(admin_url(self.model, "changelist"))
+        return HttpResponseRedirect(admin_url(self.model, "change", following.pk))
+
+    # --- extra URLs: image curation and reasons for reject / unpublish ------------------
+    def get_urls(self):
+        prefix = f"{self.opts.app_label}_{self.opts.model_name}"
+        view = self.admin_site.admin_view
+        return [
+            path(
+                "<path:object_id>/images/<int:image_id>/<slug:operation>/",
+                view(self.image_operation_view),
+                name=f"{prefix}_image",
+            ),
+            path(
+                "<path:object_id>/images/attach/",
+                view(self.attach_view),
+                name=f"{prefix}_attach",
+            ),
+            path(
+                "<path:object_id>/reject/",
+                view(self.transition_view),
+                {"action": Action.REJECT},
+                name=f"{prefix}_reject",
+            ),
+            path(
+                "<path:object_id>/unpublish/",
+                view(self.transition_view),
+                {"action": Action.UNPUBLISH},
+                name=f"{prefix}_unpublish",
+            ),
+            *super().get_urls(),
+        ]
+
+    def curation_target(self, request, object_id: str) -> tuple[Record, Loaded]:
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None or not self.has_curate_permission(request, obj):
+            raise PermissionDenied
+        try:
+            loaded = read_token(request.POST.get("loaded"))
+        except BadToken:
+            raise RecordWriteRefused(OUT_OF_DATE) from None
+        return obj, loaded
+
+    def image_stub(self, obj: Record, image_id: int) -> RecordImage:
+        # Only the ids: the service re-reads the image under the record's lock and checks
+        # that it belongs to this record.
+        return self.image_model(pk=image_id, **{f"{self.record_fk}_id": obj.pk})
+
+    def image_operation_view(self, request, object_id, image_id, operation):
+        # POST only (a GET, e.g. a reloaded URL, just goes back to the grid); CSRF-protected
+        # by admin_view like every admin page.
+        if request.method != "POST":
+            return HttpResponseRedirect(self.change_url(object_id) + "#images")
+        return self.curate(
+            request,
+            object_id,
+            lambda obj, loaded: self.operate(request, obj, loaded, image_id, operation),
+        )
+
+    def operate(self, request, obj, loaded: Loaded, image_id: int, operation: str) -> str:
+        image = self.image_stub(obj, image_id)
+        version = loaded.version
+        if operation == "delete":
+            record = image_soft_delete(image=image, expected_version=version)
+            if obj.cover_id == image_id:
+                moved = (
+                    f"the cover moved to image {record.cover_id}"
+                    if record.cover_id
+                    else "the album now has no cover"
+                )
+                return f"Deleted image {image_id}; {moved}."
+            return f"Deleted image {image_id}."
+        if operation == "cover":
+            record_set_cover(record=obj, image=image, expected_version=version)
+            return f"Image {image_id} is now the cover."
+        if self.model is StreetSnap and operation == "attach-previous":
+            street_image_attach_to_previous(image=image, expected_version=version)
+            parent = StreetSnapImage.objects.values_list("parent_id", flat=True).get(pk=image_id)
+            return f"Image {image_id} is now a detail of image {parent}."
+        if self.model is StreetSnap and operation == "detach":
+            street_image_detach(image=image, expected_version=version)
+            return f"Image {image_id} is now a main image."
+        raise RecordWriteRefused(f"Unknown image operation “{operation}”.")
+
+    def attach_view(self, request, object_id):
+        if request.method != "POST" or self.model is not StreetSnap:
+            return HttpResponseRedirect(self.change_url(object_id) + "#images")
+
+        def attach(obj, loaded: Loaded) -> str:
+            try:
+                main_id = int(request.POST.get("main", ""))
+                image_ids = sorted({int(pk) for pk in request.POST.getlist("images")})
+            except ValueError:
+                raise RecordWriteRefused("Choose a main image and at least one image.") from None
+            if not image_ids:
+                raise RecordWriteRefused("Select the images to attach first.")
+            main = self.image_stub(obj, main_id)
+            for position, image_id in enumerate(image_ids):
+                # One lock for all: the first call checks the loaded version, the next ones
+                # run under the lock it took (and see the version it bumped).
+                street_image_attach(
+                    image=self.image_stub(obj, image_id),
+                    main=main,
+                    expected_version=loaded.version if position == 0 else None,
+                )
+            listed = ", ".join(str(pk) for pk in image_ids)
+            noun = "Image" if len(image_ids) == 1 else "Images"
+            return f"{noun} {listed} attached to main image {main_id}."
+
+        return self.curate(request, object_id, attach)
+
+    def curate(self, request, object_id, operation) -> HttpResponse:
+        """Run one curation operation in one transaction; report it; back to the grid."""
+        try:
+            with transaction.atomic():
+                obj, loaded = self.curation_target(request, object_id)
+                try:
+                    message = operation(obj, loaded)
+                except StaleRecord as stale:
+                    raise RecordWriteRefused(conflict_message(stale.record, loaded)) from stale
+                self.log_change(request, obj, message)
+        except RecordWriteRefused as refusal:
+            self.message_user(request, str(refusal), messages.ERROR)
+        else:
+            self.message_user(request, message, messages.SUCCESS)
+        return HttpResponseRedirect(self.change_url(object_id) + "#images")
+
+    def change_url(self, object_id) -> str:
+        return admin_url(self.model, "change", unquote(str(object_id)))
+
+    def transition_view(self, request, object_id, action: str):
+        """The intermediate page of reject and unpublish: asks for the reason, then applies."""
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            return HttpResponseRedirect(reverse("admin:index"))
+        transition = TRANSITIONS[action]
+        allowed = (
+            self.has_reject_permission(request, obj)
+            if action == Action.REJECT
+            else self.has_publish_permission(request, obj)
+        )
+        if not allowed:
+            raise PermissionDenied
+        token = request.POST.get("loaded") or loaded_token(obj)
+        form = ReasonForm(request.POST if "confirm" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            try:
+                loaded = read_token(token)
+                record_transition(
+                    record=obj,
+                    action=action,
+                    actor=request.user,
+                    reason=form.cleaned_data["reason"],
+                    expected_version=loaded.version,
+                )
+            except BadToken:
+                self.message_user(request, OUT_OF_DATE, messages.ERROR)
+            except StaleRecord as stale:
+                self.message_user(request, conflict_message(stale.record, loaded), messages.ERROR)
+            except RecordWriteRefused as refusal:
+                self.message_user(request, str(refusal), messages.ERROR)
+            else:
+                self.message_user(
+                    request,
+                    f"{transition.done.capitalize()} “{obj}”: {form.cleaned_data['reason']}",
+                    messages.SUCCESS,
+                )
+                if action == Action.REJECT:
+                    return self.next_in_queue(request, obj)
+            return HttpResponseRedirect(self.change_url(obj.pk))
+        return self.reason_page(
+            request,
+            action=action,
+            records=[obj],
+            form=form,
+            hidden=[("loaded", token)],
+            cancel_url=self.change_url(obj.pk),
+        )
+
+    def reason_page(self, request, *, action, records, form, hidden, cancel_url):
+        transition = TRANSITIONS[action]
+        many = len(records) != 1
+        noun = kind_label(self.model, plural=many)
+        count = f"{len(records)} " if many else ""
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"{transition.verb.capitalize()} {count}{noun}",
+            "action": action,
+            "verb": transition.verb,
+            "records": [
+                {"record": record, "thumb": thumbnail_url(record.cover)} for record in records
+            ],
+            "form": form,
+            "hidden": hidden,
+            "cancel_url": cancel_url,
+            "submit_label": f"{transition.verb.capitalize()} {count}{noun}",
+            "explanation": (
+                "The album leaves the review queue and is not shown on the site."
+                if action == Action.REJECT
+                else "The album is taken off the site at once. It stays in the archive, "
+                "rejected, with this reason."
+            ),
+        }
+        return TemplateResponse(request, "admin/review/transition_reason.html", context)
+
+    # --- bulk actions --------------------------------------------------------------------
+    @admin.action(permissions=["publish"], description="Approve and publish selected albums")
+    def approve_selected(self, request, queryset):
+        self.apply_to_each(request, queryset, Action.APPROVE, reason="")
+
+    @admin.action(permissions=["reject"], description="Reject selected albums (asks for a reason)")
+    def reject_selected(self, request, queryset):
+        return self.bulk_with_reason(request, queryset, Action.REJECT)
+
+    @admin.action(
+        permissions=["publish"], description="Unpublish selected albums (asks for a reason)"
+    )
+    def unpublish_selected(self, request, queryset):
+        return self.bulk_with_reason(request, queryset, Action.UNPUBLISH)
+
+    def bulk_with_reason(self, request, queryset, action: str):
+        form = ReasonForm(request.POST if "confirm" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            self.apply_to_each(request, queryset, action, reason=form.cleaned_data["reason"])
+            return None
+        records = list(queryset.order_by("pk"))
+        hidden: list[tuple[str, Any]] = [("action", request.POST.get("action", ""))]
+        for record in records:
+            hidden.append((admin.helpers.ACTION_CHECKBOX_NAME, record.pk))
+            version = request.POST.get(f"version_{record.pk}")
+            if version:
+                hidden.append((f"version_{record.pk}", version))
+        return self.reason_page(
+            request,
+            action=action,
+            records=records,
+            form=form,
+            hidden=hidden,
+            cancel_url=request.get_full_path(),
+        )
+
+    def apply_to_each(self, request, queryset, action: str, *, reason: str) -> None:
+        """One transaction per record: a refusal leaves the others applied; report both."""
+        transition = TRANSITIONS[action]
+        changed, refused = 0, []
+        for record in queryset.order_by("pk"):
+            version = request.POST.get(f"version_{record.pk}")
+            loaded = Loaded(version=int(version)) if version and version.isdigit() else None
+            try:
+                record_transition(
+                    record=record,
+                    action=action,
+                    actor=request.user,
+                    reason=reason,
+                    expected_version=loaded.version if loaded else None,
+                )
+            except StaleRecord as stale:
+                refused.append(conflict_message(stale.record, loaded))
+            except RecordWriteRefused as refusal:
+                refused.append(str(refusal))
+            else:
+                changed += 1
+        noun = kind_label(self.model, plural=changed != 1)
+        if changed:
+            self.message_user(
+                request, f"{transition.done.capitalize()} {changed} {noun}.", messages.SUCCESS
+            )
+        if refused:
+            self.message_user(
+                request,
+                format_html(
+                    "{} not {}:{}",
+                    len(refused),
+                    transition.done,
+                    format_html_join("", "<br>• {}", ((line,) for line in refused)),
+                ),
+                messages.WARNING,
+            )
+
+
+@admin.register(Runway)
+class RunwayAdmin(RecordAdmin):
+    image_model = RunwayImage
+    record_fk = "runway"
+    inlines = [RunwayHistoryInline]
+    autocomplete_fields = ["brand"]
+    list_display = (
+        "cover_thumbnail",
+        "title_column",
+        "brand",
+        "season_column",
+        "year",
+        "status_column",
+        "images_column",
+        "duplicates_column",
+        "received_column",
+    )
+    list_display_links = ("cover_thumbnail", "title_column")
+    list_filter = (
+        StatusFilter,
+        ("brand", admin.RelatedOnlyFieldListFilter),
+        "season_code",
+        "year",
+        "collection_type",
+        "source",
+        HasDuplicatesFilter,
+    )
+    search_fields = ("title", "brand__name", "source_url")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("brand")
+
+    @admin.display(description="season", ordering="season_code")
+    def season_column(self, runway: Runway) -> str:
+        return f"{runway.season_code} · {runway.collection_type}"
+
+    def image_groups(self, images, tiles):
+        # Runway images group into looks: detail shots share their look's index.
+        looks: OrderedDict[int, list] = OrderedDict()
+        for image in images:
+            looks.setdefault(image.look_index, []).append(tiles[image.pk])
+        return [
+            {"label": f"Look {look}" if look else "No look", "tiles": group}
+            for look, group in looks.items()
+        ]
+
+
+@admin.register(StreetSnap)
+class StreetSnapAdmin(RecordAdmin):
+    image_model = StreetSnapImage
+    record_fk = "street_snap"
+    inlines = [StreetSnapHistoryInline]
+    list_display = (
+        "cover_thumbnail",
+        "title_column",
+        "city",
+        "year",
+        "month",
+        "status_column",
+        "images_column",
+        "duplicates_column",
+        "received_column",
+    )
+    list_display_links = ("cover_thumbnail", "title_column")
+    list_filter = (
+        StatusFilter,
+        "city",
+        "year",
+        "month",
+        "source",
+        HasDuplicatesFilter,
+    )
+    search_fields = ("title", "city", "source_url")
+
+    def image_groups(self, images, tiles):
+        # A group is a main image and its details, in the order of the main images. A detail
+        # whose parent is not a live main image (which the services never leave behind, but
+        # old data might) is shown as its own group, as the public API shows it.
+        mains = {image.pk for image in images if not image.is_detail}
+        groups: OrderedDict[int, list] = OrderedDict()
+        previous_main = None
+        for image in images:
+            if image.is_detail and image.parent_id in mains:
+                continue
+            tile = tiles[image.pk]
+            tile["previous_main"] = previous_main
+            groups[image.pk] = [tile]
+            if not image.is_detail:
+                previous_main = image.pk
+        for image in images:
+            if image.is_detail and image.parent_id in mains:
+                groups[image.parent_id].append(tiles[image.pk])
+        return [
+            {"label": f"Main image {main} and its details", "tiles": group}
+            for main, group in groups.items()
+        ]
+
+
+# --- Brands and the history ----------------------------------------------------------------
+
+
+class BrandAliasInline(admin.TabularInline):
+    model = BrandAlias
+    extra = 1
+    verbose_name = "alias"
+    verbose_name_plural = "Aliases (names crawlers send for this brand; any case)"
+
+
+@admin.register(Brand)
+class BrandAdmin(admin.ModelAdmin):
+    inlines = [BrandAliasInline]
+    list_display = ("name", "slug", "aliases_column", "is_featured")
+    list_filter = ("is_featured",)
+    search_fields = ("name", "slug", "aliases__alias")
+    prepopulated_fields = {"slug": ["name"]}
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("aliases")
+
+    @admin.display(description="aliases")
+    def aliases_column(self, brand: Brand) -> str:
+        return ", ".join(alias.alias for alias in brand.aliases.all()) or "–"
+
+
+@admin.register(ReviewEvent)
+class ReviewEventAdmin(admin.ModelAdmin):
+    """Every transition of every album, newest first: who did what, and why."""
+
+    list_display = ("at", "actor", "action", "record_link", "from_status", "to_status", "reason")
+    list_filter = ("action", "to_status", "actor")
+    list_select_related = ("actor", "runway", "street_snap")
+    date_hierarchy = "at"
+    ordering = ("-at", "-pk")
+    search_fields = ("reason", "actor__username")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="album")
+    def record_link(self, event: ReviewEvent) -> str:
+        record = event.record
+        return format_html('<a href="{}">{}</a>', admin_url(record, "change", record.pk), record)

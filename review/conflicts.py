@@ -1,0 +1,144 @@
+"""What an editor's page was loaded at, and what changed since, in words.
+
+Every record write bumps `Record.version`. A page carries a signed token with the version
+and the values it showed; a write from a page whose version is no longer current is refused
+(catalog.services.record_lock, under the row lock) and this module says what happened in the
+meantime: the transitions from the review history (who, when, from, to), a re-crawl from the
+ingest job id, field edits by comparing the shown values with the current ones, and the
+admin's own change log for image curation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.core import signing
+from django.utils import timezone
+
+from catalog.models import Record, Runway
+from catalog.services import EDITABLE_FIELDS
+from review.models import ReviewEvent
+
+SALT = "review.loaded-record"
+# Long texts travel as a digest: the token rides in hidden inputs and must stay small.
+DIGESTED = {"description"}
+
+
+class BadToken(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Loaded:
+    version: int
+    at: datetime | None = None
+    values: dict[str, str] = field(default_factory=dict)
+
+
+def shown_values(record: Record) -> dict[str, str]:
+    values = {}
+    for name in EDITABLE_FIELDS[type(record)]:
+        value = str(getattr(record, name) if name != "brand" else record.brand)
+        if name in DIGESTED:
+            value = hashlib.sha256(value.encode()).hexdigest()[:16]
+        values[name] = value
+    values.update(
+        status=record.status,
+        cover=str(record.cover_id or ""),
+        image_count=str(record.image_count),
+        ingest_job=str(record.ingest_job_id or ""),
+    )
+    return values
+
+
+def loaded_token(record: Record) -> str:
+    payload = {"v": record.version, "at": timezone.now().isoformat(), "s": shown_values(record)}
+    return signing.dumps(payload, salt=SALT, compress=True)
+
+
+def read_token(token: str | None) -> Loaded:
+    if not token:
+        raise BadToken("missing")
+    try:
+        payload = signing.loads(token, salt=SALT)
+        return Loaded(
+            version=int(payload["v"]),
+            at=datetime.fromisoformat(payload["at"]),
+            values=dict(payload["s"]),
+        )
+    except (signing.BadSignature, KeyError, TypeError, ValueError) as error:
+        raise BadToken(str(error)) from error
+
+
+def when(moment: datetime) -> str:
+    local = timezone.localtime(moment)
+    if local.date() == timezone.localdate():
+        return local.strftime("%H:%M")
+    return local.strftime("%d %b %Y %H:%M")
+
+
+def describe_changes(record: Record, loaded: Loaded) -> list[str]:
+    """What happened to `record` since it was loaded at `loaded`, one phrase per change."""
+    lines: list[str] = []
+    kind = {"runway": record} if isinstance(record, Runway) else {"street_snap": record}
+    events = ReviewEvent.objects.filter(**kind, record_version__gt=loaded.version)
+    for event in events.select_related("actor"):
+        line = (
+            f"status changed from {event.from_status} to {event.to_status} "
+            f"by {event.actor.get_username()} at {when(event.at)}"
+        )
+        if event.reason:
+            line += f" (reason: “{event.reason}”)"
+        lines.append(line)
+
+    before, now = loaded.values, shown_values(record)
+    if before:
+        if before.get("status") != now["status"] and not lines:
+            lines.append(f"status changed from {before.get('status')} to {now['status']}")
+        if before.get("ingest_job") != now["ingest_job"] and now["ingest_job"]:
+            lines.append(
+                f"it was re-crawled (ingest job {now['ingest_job']}): its content and images "
+                "were replaced"
+            )
+        for name in EDITABLE_FIELDS[type(record)]:
+            if before.get(name) == now[name]:
+                continue
+            label = record._meta.get_field(name).verbose_name
+            if name in DIGESTED:
+                lines.append(f"{label} changed")
+            else:
+                lines.append(f"{label} changed from “{before.get(name)}” to “{now[name]}”")
+        if before.get("image_count") != now["image_count"]:
+            lines.append(
+                f"its images changed ({before.get('image_count')} → {now['image_count']} images)"
+            )
+        elif before.get("cover") != now["cover"]:
+            lines.append("its cover changed")
+
+    if loaded.at is not None:
+        entries = LogEntry.objects.filter(
+            content_type=ContentType.objects.get_for_model(record),
+            object_id=str(record.pk),
+            action_time__gt=loaded.at,
+        ).select_related("user")
+        for entry in entries.order_by("action_time"):
+            message = entry.get_change_message().rstrip(".")
+            lines.append(f"edited by {entry.user.get_username()} at {when(entry.action_time)}")
+            if message:
+                lines[-1] += f" ({message})"
+
+    if not lines:
+        lines.append(f"it was changed elsewhere (version {loaded.version} → {record.version})")
+    return lines
+
+
+def conflict_message(record: Record, loaded: Loaded) -> str:
+    return (
+        f"“{record}” changed since you opened it: {'; '.join(describe_changes(record, loaded))}. "
+        "Nothing was saved. Reload the page to see the current version, then make your "
+        "changes again."
+    )
