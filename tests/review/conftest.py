@@ -1,14 +1,18 @@
 """Fixtures for the review app: editors as the Editors group makes them, albums whose images
 are real photographs in storage, and a reader for the forms of a rendered admin page."""
 
+import importlib
 import io
 from html.parser import HTMLParser
+from types import SimpleNamespace
 
 import pytest
 import skimage.data
+from django.apps import apps as django_apps
 from django.contrib.auth.models import Group, User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db import connection
 from PIL import Image
 
 from tests.factories import (
@@ -39,6 +43,19 @@ def store_photo(name: str, key: str) -> str:
     return key
 
 
+def editors_group() -> Group:
+    """The Editors group as review's data migration makes it.
+
+    A transactional test elsewhere in the suite flushes the database, group included; this
+    puts it back by running the migration's own function, so the tests exercise exactly the
+    permissions the migration grants (restoring a serialized copy instead collides with the
+    content types that the flush's post_migrate recreated under new ids).
+    """
+    migration = importlib.import_module("review.migrations.0002_editors_group")
+    migration.create_editors_group(django_apps, SimpleNamespace(connection=connection))
+    return Group.objects.get(name=migration.GROUP)
+
+
 @pytest.fixture
 def make_editor(db):
     """A staff user in the Editors group (created by review's data migration)."""
@@ -47,12 +64,12 @@ def make_editor(db):
         user = User.objects.create_user(username=username, password="pw-" + username)
         user.is_staff = True
         user.save()
-        user.groups.add(Group.objects.get(name="Editors"))
+        user.groups.add(editors_group())
         if not publish:
             # The same group minus approve/unpublish: a junior editor who may only reject.
             junior, _ = Group.objects.get_or_create(name="Editors without publish")
             junior.permissions.set(
-                Group.objects.get(name="Editors")
+                editors_group()
                 .permissions.exclude(codename__startswith="publish_")
                 .values_list("pk", flat=True)
             )

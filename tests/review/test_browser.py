@@ -4,7 +4,7 @@ reject it with a reason, curate and approve the next one; then the database and 
 views say what happened."""
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.db import connections
 from playwright.sync_api import expect, sync_playwright
 
@@ -12,7 +12,7 @@ from catalog.models import Runway
 from publicapi.models import PublicBrand, PublicRunway, PublicRunwayImage
 from review.models import ReviewEvent
 from tests.factories import BrandFactory
-from tests.review.conftest import make_runway
+from tests.review.conftest import editors_group, make_runway
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package, installed by scripts/browser.sh
 CHROMIUM_ARGS = [
@@ -28,9 +28,8 @@ CHROMIUM_ARGS = [
 
 pytestmark = [
     pytest.mark.slow,
-    # The live server runs in another thread, so the data must be committed; serialized
-    # rollback restores the migrations' rows (the Editors group) that a flush removes.
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    # The live server runs in another thread, so the data must be committed.
+    pytest.mark.django_db(transaction=True),
 ]
 
 
@@ -70,7 +69,7 @@ def expect_all_images_loaded(page, count: int) -> None:
 def test_an_editor_rejects_one_album_and_approves_another(live_server, browser_page):
     page = browser_page
     editor = User.objects.create_user("anna", password="anna-pw-2026", is_staff=True)
-    editor.groups.add(Group.objects.get(name="Editors"))
+    editor.groups.add(editors_group())
     brand = BrandFactory(name="Acme", slug="acme")
     first = make_runway(images=3, brand=brand, title="Acme Blurry Show")
     second = make_runway(images=4, duplicate=True, brand=brand, title="Acme Fall")
