@@ -105,6 +105,22 @@ RQ_QUEUES = {
 RQ = {"COMMIT_MODE": "on_db_commit"}
 RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 
+# --- Cache ----------------------------------------------------------------------------------
+# The public API's throttle counts each client in the cache, so with several web processes
+# the cache must be shared: Redis whenever REDIS_URL is set. The embedded mode has one
+# process and no Redis: local memory. Short timeouts: a Redis that hangs must not hang
+# requests (the throttle then lets requests through; see publicapi.http).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 # --- Storage ------------------------------------------------------------------------------
 # Default: the local media folder. Set AWS_STORAGE_BUCKET_NAME to store images in S3 (or any
 # S3-compatible service through AWS_S3_ENDPOINT_URL) via django-storages.
@@ -177,6 +193,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_THROTTLE_RATES": {"anon": env.str("PUBLIC_API_THROTTLE_RATE", default="120/min")},
+    # How many proxies (load balancer, CDN) append to X-Forwarded-For in front of the app, so
+    # the throttle counts the client rather than the proxy. Unset: DRF's default (the whole
+    # header when present, else the peer address).
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=None),
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {

@@ -1,0 +1,263 @@
+"""The read-only public API. Every query reads the public_* view models only, so nothing that
+is not published and live can be served (the views decide; see publicapi/sql.py).
+
+Query counts are fixed: a list is a count plus one page query (covers joined in); a detail is
+one query for the record and one for all its images, whatever the album size.
+"""
+
+from django.db.models import F, Prefetch
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import viewsets
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+
+from publicapi.filters import BrandFilter, RunwayFilter, StreetSnapFilter
+from publicapi.http import PublicAPIView
+from publicapi.models import (
+    PublicBrand,
+    PublicRunway,
+    PublicRunwayImage,
+    PublicStreetSnap,
+    PublicStreetSnapImage,
+)
+from publicapi.pagination import PublicPagination
+from publicapi.serializers import (
+    BrandDetailSerializer,
+    BrandSerializer,
+    ErrorSerializer,
+    IndexSerializer,
+    RunwayDetailSerializer,
+    RunwaySerializer,
+    StreetSnapDetailSerializer,
+    StreetSnapSerializer,
+)
+
+# Newest publication first; a record without a publication date (possible only for imported
+# legacy rows) goes last rather than first. The id breaks ties so pages never overlap.
+NEWEST_FIRST = [F("published_at").desc(nulls_last=True), F("id").desc()]
+ALBUM_ORDER = ["sort_order", "id"]
+INDEX_LATEST = 12
+INDEX_FEATURED_BRANDS = 48
+
+CACHE_HEADERS = [
+    OpenApiParameter(
+        "If-None-Match",
+        OpenApiTypes.STR,
+        OpenApiParameter.HEADER,
+        required=False,
+        description="An ETag from an earlier response: 304 with no body while it still holds.",
+    ),
+    OpenApiParameter(
+        "ETag",
+        OpenApiTypes.STR,
+        OpenApiParameter.HEADER,
+        response=[200, 304],
+        description="A hash of the body: it changes exactly when the content changes.",
+    ),
+    OpenApiParameter(
+        "Cache-Control",
+        OpenApiTypes.STR,
+        OpenApiParameter.HEADER,
+        response=[200, 304],
+        description="`public, max-age=<PUBLIC_API_CACHE_SECONDS>` (60 by default). Errors "
+        "carry `no-store`.",
+    ),
+    OpenApiParameter(
+        "Retry-After",
+        OpenApiTypes.INT,
+        OpenApiParameter.HEADER,
+        response=[429],
+        description="Seconds to wait before the next request.",
+    ),
+]
+RECORD_ID = OpenApiParameter(
+    "id",
+    {"type": "integer", "minimum": 1},
+    OpenApiParameter.PATH,
+    description="The record's id, as in the list.",
+)
+NOT_MODIFIED = OpenApiResponse(description="Not modified: the ETag in If-None-Match still holds.")
+BAD_QUERY = OpenApiResponse(ErrorSerializer, description="An invalid query parameter.")
+PAGE_NOT_FOUND = OpenApiResponse(ErrorSerializer, description="A page past the last one.")
+NOT_FOUND = OpenApiResponse(
+    ErrorSerializer,
+    description="Nothing public by this name: unknown, or not (or no longer) published.",
+)
+THROTTLED = OpenApiResponse(
+    ErrorSerializer, description="Too many requests; Retry-After says when to try again."
+)
+
+
+def list_schema(serializer, tag: str, summary: str, description: str = ""):
+    return extend_schema(
+        tags=[tag],
+        summary=summary,
+        description=description,
+        parameters=CACHE_HEADERS,
+        responses={
+            200: serializer(many=True),
+            304: NOT_MODIFIED,
+            400: BAD_QUERY,
+            404: PAGE_NOT_FOUND,
+            429: THROTTLED,
+        },
+    )
+
+
+def detail_schema(serializer, tag: str, summary: str, description: str = "", by_id=True):
+    return extend_schema(
+        tags=[tag],
+        summary=summary,
+        description=description,
+        parameters=[*CACHE_HEADERS, *([RECORD_ID] if by_id else [])],
+        responses={200: serializer, 304: NOT_MODIFIED, 404: NOT_FOUND, 429: THROTTLED},
+    )
+
+
+class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
+    pagination_class = PublicPagination
+    detail_serializer_class = None
+
+    def get_serializer_class(self):
+        if self.action == "retrieve" and self.detail_serializer_class is not None:
+            return self.detail_serializer_class
+        return self.serializer_class
+
+    def filter_queryset(self, queryset):
+        # Filters are list parameters; a detail URL names its record whatever the query says.
+        if self.action != "list":
+            return queryset
+        return super().filter_queryset(queryset)
+
+
+@extend_schema_view(
+    list=list_schema(
+        RunwaySerializer,
+        "runways",
+        "List runways",
+        "Published runway shows, newest published first. Filters combine with AND.",
+    ),
+    retrieve=detail_schema(
+        RunwayDetailSerializer,
+        "runways",
+        "A runway with its images and looks",
+        "`images` in album order; `looks` groups the same images by `look_index` "
+        "(a look and its detail shots share one), looks in `look_index` order.",
+    ),
+)
+class RunwayViewSet(PublicReadOnlyViewSet):
+    serializer_class = RunwaySerializer
+    detail_serializer_class = RunwayDetailSerializer
+    filterset_class = RunwayFilter
+    lookup_value_regex = r"[0-9]+"
+
+    def get_queryset(self):
+        runways = PublicRunway.objects.select_related("cover").order_by(*NEWEST_FIRST)
+        if self.action == "retrieve":
+            images = PublicRunwayImage.objects.order_by(*ALBUM_ORDER)
+            runways = runways.prefetch_related(Prefetch("images", queryset=images))
+        return runways
+
+
+@extend_schema_view(
+    list=list_schema(
+        StreetSnapSerializer,
+        "street snaps",
+        "List street-style albums",
+        "Published street-style albums, newest published first. Filters combine with AND.",
+    ),
+    retrieve=detail_schema(
+        StreetSnapDetailSerializer,
+        "street snaps",
+        "A street-style album with its images and groups",
+        "`images` in album order; `groups` has each main image with its details, in album "
+        "order. A detail whose main image is no longer shown is shown as a main image.",
+    ),
+)
+class StreetSnapViewSet(PublicReadOnlyViewSet):
+    serializer_class = StreetSnapSerializer
+    detail_serializer_class = StreetSnapDetailSerializer
+    filterset_class = StreetSnapFilter
+    lookup_value_regex = r"[0-9]+"
+
+    def get_queryset(self):
+        snaps = PublicStreetSnap.objects.select_related("cover").order_by(*NEWEST_FIRST)
+        if self.action == "retrieve":
+            images = PublicStreetSnapImage.objects.order_by(*ALBUM_ORDER)
+            snaps = snaps.prefetch_related(Prefetch("images", queryset=images))
+        return snaps
+
+
+@extend_schema_view(
+    list=list_schema(
+        BrandSerializer,
+        "brands",
+        "List brands",
+        "Brands with at least one published runway, by name. `?featured=true` for the "
+        "featured ones.",
+    ),
+    retrieve=detail_schema(
+        BrandDetailSerializer,
+        "brands",
+        "A brand with its published runways",
+        "All the brand's published runways, newest first (the same objects as the runway "
+        "list; page them with `/api/v1/runways/?brand=<slug>` instead if you prefer).",
+        by_id=False,
+    ),
+)
+class BrandViewSet(PublicReadOnlyViewSet):
+    serializer_class = BrandSerializer
+    detail_serializer_class = BrandDetailSerializer
+    filterset_class = BrandFilter
+    lookup_field = "slug"
+    lookup_value_regex = r"[-a-zA-Z0-9_]+"
+
+    def get_queryset(self):
+        brands = PublicBrand.objects.order_by("name", "id")
+        if self.action == "retrieve":
+            runways = PublicRunway.objects.select_related("cover").order_by(*NEWEST_FIRST)
+            brands = brands.prefetch_related(Prefetch("runways", queryset=runways))
+        return brands
+
+
+class IndexView(PublicAPIView):
+    """The home page in one call."""
+
+    @extend_schema(
+        tags=["home"],
+        summary="The home page",
+        description=(
+            f"The {INDEX_LATEST} latest runways and street-style albums (newest published "
+            f"first) and up to {INDEX_FEATURED_BRANDS} featured brands (by name)."
+        ),
+        parameters=CACHE_HEADERS,
+        responses={200: IndexSerializer, 304: NOT_MODIFIED, 429: THROTTLED},
+    )
+    def get(self, request):
+        index = {
+            "latest_runways": PublicRunway.objects.select_related("cover").order_by(*NEWEST_FIRST)[
+                :INDEX_LATEST
+            ],
+            "latest_street_snaps": PublicStreetSnap.objects.select_related("cover").order_by(
+                *NEWEST_FIRST
+            )[:INDEX_LATEST],
+            "featured_brands": PublicBrand.objects.filter(is_featured=True).order_by("name", "id")[
+                :INDEX_FEATURED_BRANDS
+            ],
+        }
+        return Response(IndexSerializer(index, context={"request": request}).data)
+
+
+@extend_schema(exclude=True)
+class NotFoundView(PublicAPIView):
+    """Any other URL under /api/v1/: the same JSON 404 as a record that is not public."""
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)  # throttled like everything else
+        raise NotFound()
