@@ -19,7 +19,8 @@ class PublicPagination(PageNumberPagination):
     """`page` from 1 and `page_size` up to 100, as the contract says.
 
     DRF on its own answers 404 to `page=abc` and silently serves the default size for
-    `page_size=abc`; a client that sends garbage here gets a 400 naming the parameter instead.
+    `page_size=abc`; a client that sends garbage (or an empty value) here gets a 400 naming
+    the parameter instead, like a bad filter.
     A page past the last one is a 404 (that page does not exist). A `page_size` above the
     maximum is capped, not refused: asking for "as many as you give" is a fair request.
     """
@@ -31,11 +32,11 @@ class PublicPagination(PageNumberPagination):
 
     def get_page_number(self, request, paginator):
         value = request.query_params.get(self.page_query_param)
-        return 1 if value in (None, "") else positive_int(value, self.page_query_param)
+        return 1 if value is None else positive_int(value, self.page_query_param)
 
     def get_page_size(self, request):
         value = request.query_params.get(self.page_size_query_param)
-        if value in (None, ""):
+        if value is None:
             return self.page_size
         return min(positive_int(value, self.page_size_query_param), self.max_page_size)
 

@@ -17,7 +17,8 @@ router.register("brands", BrandViewSet, basename="public-brand")
 urlpatterns = [
     path("index/", IndexView.as_view(), name="public-index"),
     *router.urls,
-    # Last: any other path ending in "/" (and the API root) is a JSON 404. A path without
-    # its trailing slash matches nothing here, so APPEND_SLASH still redirects it first.
-    re_path(r"^(?:.*/)?$", NotFoundView.as_view(), name="public-not-found"),
+    # Last: any other path ending in "/" (and the API root) is a JSON 404; [\s\S], not ".",
+    # so a path with a line break in it is one too. A path without its trailing slash
+    # matches nothing here, so APPEND_SLASH still redirects it first.
+    re_path(r"^(?:[\s\S]*/)?$", NotFoundView.as_view(), name="public-not-found"),
 ]

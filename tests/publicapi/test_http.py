@@ -145,6 +145,8 @@ def assert_error(response, status, code):
         "/api/v1/",
         "/api/v1/nothing/",
         "/api/v1/runways/abc/",
+        "/api/v1/runways/a%0Ab/",
+        "/api/v1/runways/%F0%9F%91%97/",
         "/api/v1/runways/1/images/",
         "/api/v1/runways/99999999999999999999999999/",
         "/api/v1/street-snaps/0/",

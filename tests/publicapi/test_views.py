@@ -399,6 +399,12 @@ def test_brand_filter_featured(client):
         ("/api/v1/runways/", {"page": "-1"}, "page"),
         ("/api/v1/runways/", {"page_size": "0"}, "page_size"),
         ("/api/v1/runways/", {"page_size": "ten"}, "page_size"),
+        ("/api/v1/runways/", {"page": ""}, "page"),
+        ("/api/v1/runways/", {"page_size": ""}, "page_size"),
+        ("/api/v1/runways/", {"year": ""}, "year"),
+        ("/api/v1/runways/", {"brand": ""}, "brand"),
+        ("/api/v1/street-snaps/", {"city": ""}, "city"),
+        ("/api/v1/brands/", {"featured": ""}, "featured"),
     ],
 )
 def test_a_bad_query_parameter_is_a_400_naming_it(client, url, params, parameter):
