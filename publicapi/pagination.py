@@ -60,3 +60,18 @@ class PublicPagination(PageNumberPagination):
                 "schema": {"type": "integer", "minimum": 1},
             },
         ]
+
+    def get_paginated_response_schema(self, schema):
+        paginated = super().get_paginated_response_schema(schema)
+        properties = paginated["properties"]
+        properties["count"].update(description="Results on all pages.", example=57)
+        properties["next"].update(
+            description="The next page's URL, or null on the last page.",
+            example="https://archive.example.com/api/v1/runways/?page=4&page_size=20",
+        )
+        properties["previous"].update(
+            description="The previous page's URL, or null on the first page.",
+            example="https://archive.example.com/api/v1/runways/?page=2&page_size=20",
+        )
+        paginated["required"] = ["count", "next", "previous", "results"]  # always present
+        return paginated

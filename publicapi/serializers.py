@@ -40,12 +40,35 @@ class ImageURLField(serializers.Field):
         return url
 
 
+def described(**texts: str) -> dict[str, dict[str, str]]:
+    """extra_kwargs giving fields their description in the schema (and so in /api/docs/)."""
+    return {name: {"help_text": text} for name, text in texts.items()}
+
+
+IMAGE_TEXTS = described(
+    id="The image's id; it never changes.",
+    width="Pixels.",
+    height="Pixels.",
+    mime_type="e.g. `image/jpeg`.",
+)
+RECORD_TEXTS = described(
+    id="The album's id; it never changes.",
+    title="As published; may be empty.",
+    description="Plain text; may be empty.",
+    image_count="How many images the album shows.",
+    published_at="When it was first published (UTC). Null only for some imported albums.",
+)
+
+
 class ImageSerializer(serializers.ModelSerializer):
-    url = ImageURLField(source="storage_key")
+    url = ImageURLField(
+        source="storage_key", help_text="Absolute URL of the image file, ready for `<img src>`."
+    )
 
     class Meta:
         fields = ["id", "url", "width", "height", "mime_type"]
         read_only_fields = fields
+        extra_kwargs = IMAGE_TEXTS
 
 
 class RunwayImageSerializer(ImageSerializer):
@@ -53,6 +76,13 @@ class RunwayImageSerializer(ImageSerializer):
         model = PublicRunwayImage
         fields = [*ImageSerializer.Meta.fields, "look_index"]
         read_only_fields = fields
+        extra_kwargs = {
+            **IMAGE_TEXTS,
+            **described(
+                look_index="The look this image shows; its detail shots share the index. "
+                "0 when the source gave no look number."
+            ),
+        }
 
 
 class StreetSnapImageSerializer(ImageSerializer):
@@ -67,10 +97,16 @@ class StreetSnapImageSerializer(ImageSerializer):
         model = PublicStreetSnapImage
         fields = [*ImageSerializer.Meta.fields, "is_detail", "parent"]
         read_only_fields = fields
+        extra_kwargs = {
+            **IMAGE_TEXTS,
+            **described(is_detail="A close-up of the look in its `parent` image."),
+        }
 
 
 class BrandRefSerializer(serializers.Serializer):
-    slug = serializers.SlugField(source="brand_slug", read_only=True)
+    slug = serializers.SlugField(
+        source="brand_slug", read_only=True, help_text="For /api/v1/brands/<slug>/."
+    )
     name = serializers.CharField(source="brand_name", read_only=True)
 
 
@@ -81,7 +117,9 @@ class RunwaySerializer(serializers.ModelSerializer):
     """A runway as lists show it."""
 
     brand = BrandRefSerializer(source="*", read_only=True)
-    cover = RunwayImageSerializer(read_only=True, allow_null=True)
+    cover = RunwayImageSerializer(
+        read_only=True, allow_null=True, help_text="The album's cover image, or null."
+    )
 
     class Meta:
         model = PublicRunway
@@ -95,11 +133,21 @@ class RunwaySerializer(serializers.ModelSerializer):
             *RECORD_FIELDS,
         ]
         read_only_fields = fields
+        extra_kwargs = {
+            **RECORD_TEXTS,
+            **described(
+                season_code="Normalized, e.g. `FW24`, `SS25`.",
+                season="As the show names it, e.g. `Fall/Winter 2024`.",
+                collection_type="e.g. `ready-to-wear`, `couture`, `menswear`, `resort`.",
+            ),
+        }
 
 
 class LookSerializer(serializers.Serializer):
     look_index = serializers.IntegerField(read_only=True)
-    images = RunwayImageSerializer(many=True, read_only=True)
+    images = RunwayImageSerializer(
+        many=True, read_only=True, help_text="The look, then its detail shots, in album order."
+    )
 
 
 class RunwayDetailSerializer(RunwaySerializer):
@@ -122,17 +170,25 @@ class RunwayDetailSerializer(RunwaySerializer):
 class StreetSnapSerializer(serializers.ModelSerializer):
     """A street-style album as lists show it."""
 
-    cover = StreetSnapImageSerializer(read_only=True, allow_null=True)
+    cover = StreetSnapImageSerializer(
+        read_only=True, allow_null=True, help_text="The album's cover image, or null."
+    )
 
     class Meta:
         model = PublicStreetSnap
         fields = ["id", "city", "year", "month", *RECORD_FIELDS]
         read_only_fields = fields
+        extra_kwargs = {
+            **RECORD_TEXTS,
+            **described(year="0 = unknown (legacy albums only).", month="1-12; 0 = unknown."),
+        }
 
 
 class GroupSerializer(serializers.Serializer):
     main = StreetSnapImageSerializer(read_only=True)
-    details = StreetSnapImageSerializer(many=True, read_only=True)
+    details = StreetSnapImageSerializer(
+        many=True, read_only=True, help_text="Close-ups of the main image, in album order."
+    )
 
 
 class StreetSnapDetailSerializer(StreetSnapSerializer):
@@ -156,6 +212,12 @@ class BrandSerializer(serializers.ModelSerializer):
         model = PublicBrand
         fields = ["slug", "name", "is_featured", "runway_count", "latest_published_at"]
         read_only_fields = fields
+        extra_kwargs = described(
+            slug="The brand's id in URLs and in the runway filter `brand`.",
+            is_featured="Chosen by the editors for the home page.",
+            runway_count="How many published runways it has (at least 1).",
+            latest_published_at="When its newest runway was published.",
+        )
 
 
 class BrandDetailSerializer(BrandSerializer):

@@ -577,16 +577,20 @@ def test_list_query_count_does_not_grow_with_page_size(
     client, django_assert_num_queries, page_size
 ):
     for _ in range(40):
-        album(1)
+        album(1)  # each of a brand of its own
         street_album(1)
-    for brand in BrandFactory.create_batch(40):
-        RunwayFactory(brand=brand, published=True)
 
-    # A count and one page query each; covers and brands are joined in.
-    for url in ["/api/v1/runways/", "/api/v1/street-snaps/", "/api/v1/brands/"]:
-        with django_assert_num_queries(2):
+    # A count, the page, and the page's covers (brands have none); the brand's slug and
+    # name come with the runway row.
+    for url, queries in [
+        ("/api/v1/runways/", 3),
+        ("/api/v1/street-snaps/", 3),
+        ("/api/v1/brands/", 2),
+    ]:
+        with django_assert_num_queries(queries):
             body = get_json(client, url, page_size=page_size)
         assert len(body["results"]) == page_size
+        assert all(item.get("cover", True) for item in body["results"])
 
 
 @pytest.mark.parametrize("size", [1, 30])
@@ -598,13 +602,16 @@ def test_detail_query_count_does_not_grow_with_album_size(client, django_assert_
         album_runway = RunwayFactory(brand=brand, published=True)
         set_cover(album_runway, RunwayImageFactory(runway=album_runway))
 
-    # The record (cover joined in), then all its images (or a brand's runways) in one query.
+    # The record (cover joined in), then all its images in one query; a brand, its runways,
+    # and their covers.
     with django_assert_num_queries(2):
         assert len(get_json(client, f"/api/v1/runways/{runway.pk}/")["images"]) == size
     with django_assert_num_queries(2):
         assert len(get_json(client, f"/api/v1/street-snaps/{snap.pk}/")["groups"]) == size
-    with django_assert_num_queries(2):
-        assert len(get_json(client, f"/api/v1/brands/{brand.slug}/")["runways"]) == size
+    with django_assert_num_queries(3):
+        runways = get_json(client, f"/api/v1/brands/{brand.slug}/")["runways"]
+    assert len(runways) == size
+    assert all(runway["cover"] for runway in runways)
 
 
 def test_home_page_query_count(client, django_assert_num_queries):
@@ -613,5 +620,7 @@ def test_home_page_query_count(client, django_assert_num_queries):
         street_album(1)
     BrandFactory(is_featured=True)
 
-    with django_assert_num_queries(3):
-        get_json(client, "/api/v1/index/")
+    # Three lists, and the covers of the two album lists.
+    with django_assert_num_queries(5):
+        home = get_json(client, "/api/v1/index/")
+    assert all(runway["cover"] for runway in home["latest_runways"])
