@@ -201,7 +201,16 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Fashion archive API",
-    "DESCRIPTION": "Read-only API over the published archive, and the signed crawler ingest.",
+    "DESCRIPTION": (
+        "Read-only API over the published archive, and the signed crawler ingest.\n\n"
+        "**Public API** (`/api/v1/`): JSON, no authentication; only published albums exist "
+        "here, anything else is a 404. Lists take `page` (from 1) and `page_size` (default "
+        "20, at most 100). Successful responses carry an `ETag` and `Cache-Control: public, "
+        "max-age=<seconds>` (60 by default); send the ETag back in `If-None-Match` for a "
+        '`304`. Errors are `{"status", "code", "detail", "errors"}` and never cached. '
+        "Clients are throttled (120 requests a minute by default): `429` with `Retry-After`. "
+        "Image `url`s are absolute."
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
 }

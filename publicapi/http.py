@@ -8,7 +8,6 @@ must not be cached or throttled like the public archive.
 import logging
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.middleware.http import ConditionalGetMiddleware
 from django.utils.cache import patch_cache_control
@@ -71,8 +70,6 @@ def public_exception_handler(exc, context):
     if isinstance(exc, Http404):
         # Not the model's name ("No PublicRunway matches..."): the same words for every 404.
         exc = exceptions.NotFound()
-    elif isinstance(exc, PermissionDenied):
-        exc = exceptions.PermissionDenied()
     response = exception_handler(exc, context)
     if response is None:
         return None
@@ -88,8 +85,9 @@ def public_exception_handler(exc, context):
         else:
             errors = {api_settings.NON_FIELD_ERRORS_KEY: [str(m) for m in exc.detail]}
     else:
+        # Every other APIException carries one message and one code (not_found, throttled...).
         detail = str(exc.detail)
-        code = exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code
+        code = exc.detail.code if hasattr(exc.detail, "code") else exc.default_code
     response.data = {
         "status": response.status_code,
         "code": code,
