@@ -109,6 +109,22 @@ RQ_QUEUES.setdefault(INGEST_QUEUE, {"URL": _rq_url, "DEFAULT_TIMEOUT": INGEST_JO
 RQ = {"COMMIT_MODE": "on_db_commit"}
 RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 
+# --- Cache ----------------------------------------------------------------------------------
+# The public API's throttle counts each client in the cache, so with several web processes
+# the cache must be shared: Redis whenever REDIS_URL is set. The embedded mode has one
+# process and no Redis: local memory. Short timeouts: a Redis that hangs must not hang
+# requests (the throttle then lets requests through; see publicapi.http).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 # --- Storage ------------------------------------------------------------------------------
 # Default: the local media folder. Set AWS_STORAGE_BUCKET_NAME to store images in S3 (or any
 # S3-compatible service through AWS_S3_ENDPOINT_URL) via django-storages.
@@ -196,11 +212,24 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_THROTTLE_RATES": {"anon": env.str("PUBLIC_API_THROTTLE_RATE", default="120/min")},
+    # How many proxies (load balancer, CDN) append to X-Forwarded-For in front of the app, so
+    # the throttle counts the client rather than the proxy. Unset: DRF's default (the whole
+    # header when present, else the peer address).
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=None),
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Fashion archive API",
-    "DESCRIPTION": "Read-only API over the published archive, and the signed crawler ingest.",
+    "DESCRIPTION": (
+        "Read-only API over the published archive, and the signed crawler ingest.\n\n"
+        "**Public API** (`/api/v1/`): JSON, no authentication; only published albums exist "
+        "here, anything else is a 404. Lists take `page` (from 1) and `page_size` (default "
+        "20, at most 100). Successful responses carry an `ETag` and `Cache-Control: public, "
+        "max-age=<seconds>` (60 by default); send the ETag back in `If-None-Match` for a "
+        '`304`. Errors are `{"status", "code", "detail", "errors"}` and never cached. '
+        "Clients are throttled (120 requests a minute by default): `429` with `Retry-After`. "
+        "Image `url`s are absolute."
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
 }

@@ -29,6 +29,9 @@ class PublicRunway(models.Model):
     brand = models.ForeignKey(
         PublicBrand, on_delete=models.DO_NOTHING, db_constraint=False, related_name="runways"
     )
+    # The brand's own columns, so a runway shows its brand without joining public_brands.
+    brand_slug = models.SlugField(max_length=128)
+    brand_name = models.CharField(max_length=128)
     season_code = models.CharField(max_length=16)
     season = models.CharField(max_length=64)
     year = models.IntegerField()
@@ -62,6 +65,7 @@ class PublicRunwayImage(models.Model):
     storage_key = models.CharField(max_length=512)
     width = models.IntegerField()
     height = models.IntegerField()
+    mime_type = models.CharField(max_length=64)
     sort_order = models.IntegerField()
     look_index = models.IntegerField()
 
@@ -105,6 +109,7 @@ class PublicStreetSnapImage(models.Model):
     storage_key = models.CharField(max_length=512)
     width = models.IntegerField()
     height = models.IntegerField()
+    mime_type = models.CharField(max_length=64)
     sort_order = models.IntegerField()
     # A detail whose parent is not a live main image of the same album comes out as a main
     # image (parent null, is_detail false): the view decides, so the API cannot get it wrong.

@@ -70,4 +70,45 @@ VIEWS_V1 = [
     """,
 ]
 
-LATEST = VIEWS_V1
+# V2: the brand's slug and name on each runway (the list shows and filters them without
+# joining public_brands, whose GROUP BY would aggregate every brand per request), and each
+# image's mime_type (so the frontend can pick a <source type>). Visibility rules unchanged.
+VIEWS_V2 = [
+    """
+    CREATE VIEW public_brand_runways AS
+    SELECT r.id, r.brand_id, b.slug AS brand_slug, b.name AS brand_name,
+           r.season_code, r.season, r.year, r.collection_type,
+           r.title, r.description,
+           CASE WHEN c.id IS NOT NULL THEN r.cover_id END AS cover_id,
+           r.image_count, r.published_at, r.updated_at
+    FROM brand_runways r
+    JOIN brands b ON b.id = r.brand_id
+    LEFT JOIN brand_runway_images c
+           ON c.id = r.cover_id AND c.runway_id = r.id AND c.deleted_at IS NULL
+    WHERE r.status = 'published' AND r.deleted_at IS NULL
+    """,
+    """
+    CREATE VIEW public_brand_runway_images AS
+    SELECT i.id, i.runway_id, i.storage_key, i.width, i.height, i.mime_type, i.sort_order,
+           i.look_index
+    FROM brand_runway_images i
+    JOIN public_brand_runways r ON r.id = i.runway_id
+    WHERE i.deleted_at IS NULL
+    """,
+    VIEWS_V1[2],
+    """
+    CREATE VIEW public_street_snap_images AS
+    SELECT i.id, i.street_snap_id, i.storage_key, i.width, i.height, i.mime_type, i.sort_order,
+           CASE WHEN p.id IS NOT NULL THEN i.parent_id END AS parent_id,
+           (p.id IS NOT NULL) AS is_detail
+    FROM street_snap_images i
+    JOIN public_street_snaps s ON s.id = i.street_snap_id
+    LEFT JOIN street_snap_images p
+           ON p.id = i.parent_id AND p.street_snap_id = i.street_snap_id
+          AND p.deleted_at IS NULL AND NOT p.is_detail
+    WHERE i.deleted_at IS NULL
+    """,
+    VIEWS_V1[4],
+]
+
+LATEST = VIEWS_V2

@@ -1,0 +1,115 @@
+"""Query filters of the list endpoints (django-filter).
+
+A value that does not parse, is out of range, or is empty (`?year=`) is a 400 naming the
+parameter: leave a parameter out to not filter by it. The schema states the same types and
+bounds (extend_schema_field), so the docs and schemathesis know exactly what is accepted.
+"""
+
+from django import forms
+from django_filters import rest_framework as filters
+from drf_spectacular.utils import extend_schema_field
+
+from publicapi.models import PublicBrand, PublicRunway, PublicStreetSnap
+
+EMPTY_MESSAGE = "Give a value, or leave the parameter out."
+
+
+class RequireValue:
+    """A form field mixin: present but empty is an error (absent is fine: no filter)."""
+
+    def to_python(self, value):
+        if value == "":
+            raise forms.ValidationError(EMPTY_MESSAGE, code="empty")
+        return super().to_python(value)
+
+
+class IntegerValueField(RequireValue, forms.IntegerField):
+    pass
+
+
+class TextValueField(RequireValue, forms.CharField):
+    # Kept as sent (no stripping): a filter compares whole values. Django's CharField already
+    # refuses NUL characters, which PostgreSQL could not take in a query.
+    def __init__(self, **kwargs):
+        kwargs.setdefault("strip", False)
+        super().__init__(**kwargs)
+
+
+class BooleanValueField(RequireValue, forms.Field):
+    def to_python(self, value):
+        value = super().to_python(value)
+        if value is None:
+            return None
+        text = str(value).lower()
+        if text in ("true", "1"):
+            return True
+        if text in ("false", "0"):
+            return False
+        raise forms.ValidationError("Enter true or false.", code="invalid")
+
+
+class IntegerFilter(filters.Filter):
+    field_class = IntegerValueField
+
+
+class TextFilter(filters.Filter):
+    field_class = TextValueField
+
+
+class BooleanFilter(filters.Filter):
+    # Not django-filter's BooleanFilter: its widget turns any unknown value into "no filter".
+    field_class = BooleanValueField
+
+
+def integer(name: str, *, minimum: int, maximum: int, description: str):
+    # Bounded, so a huge value is a 400 rather than an out-of-range integer in SQL.
+    schema = {"type": "integer", "minimum": minimum, "maximum": maximum}
+    return extend_schema_field({**schema, "description": description})(
+        IntegerFilter(field_name=name, min_value=minimum, max_value=maximum)
+    )
+
+
+def text(name: str, description: str, *, lookup_expr: str = "iexact"):
+    schema = {"type": "string", "minLength": 1, "pattern": "^[^\\x00]*$"}
+    return extend_schema_field({**schema, "description": description})(
+        TextFilter(field_name=name, lookup_expr=lookup_expr)
+    )
+
+
+def boolean(name: str, description: str):
+    return extend_schema_field({"type": "boolean", "description": description})(
+        BooleanFilter(field_name=name)
+    )
+
+
+class RunwayFilter(filters.FilterSet):
+    brand = text("brand_slug", "Brand slug, e.g. `acme`.", lookup_expr="exact")
+    season_code = text("season_code", "Season code, e.g. `FW24` (any case).")
+    year = integer("year", minimum=0, maximum=9999, description="Year of the season.")
+    collection_type = text(
+        "collection_type", "Collection type, e.g. `ready-to-wear`, `couture` (any case)."
+    )
+
+    class Meta:
+        model = PublicRunway
+        fields = ["brand", "season_code", "year", "collection_type"]
+
+
+class StreetSnapFilter(filters.FilterSet):
+    city = text("city", "City, e.g. `Copenhagen` (any case).")
+    year = integer(
+        "year", minimum=0, maximum=9999, description="Year; 0 = unknown (legacy albums only)."
+    )
+    month = integer("month", minimum=0, maximum=12, description="1-12; 0 = unknown.")
+
+    class Meta:
+        model = PublicStreetSnap
+        fields = ["city", "year", "month"]
+
+
+class BrandFilter(filters.FilterSet):
+    featured = boolean("is_featured", "`true`: only featured brands; `false`: only the others.")
+
+    class Meta:
+        model = PublicBrand
+        fields = ["featured"]

@@ -1,0 +1,248 @@
+"""The JSON of the public API (SPEC.md "External contract"). Read-only: every serializer here
+only renders rows of the public_* views."""
+
+from urllib.parse import urlsplit
+
+from django.core.files.storage import default_storage
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from publicapi.grouping import group_details, group_looks
+from publicapi.models import (
+    PublicBrand,
+    PublicRunway,
+    PublicRunwayImage,
+    PublicStreetSnap,
+    PublicStreetSnapImage,
+)
+
+
+@extend_schema_field(OpenApiTypes.URI)
+class ImageURLField(serializers.Field):
+    """The storage's public URL of an image, always absolute.
+
+    With a bucket the storage gives an absolute URL already (the bucket or its CDN,
+    AWS_S3_CUSTOM_DOMAIN). The local media folder gives a path (`/media/...`), which is made
+    absolute with the request's scheme and host so a frontend on another origin can use it
+    as it is.
+    """
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("read_only", True)
+        super().__init__(**kwargs)
+
+    def to_representation(self, value: str) -> str:
+        url = default_storage.url(value)
+        request = self.context.get("request")
+        if request is not None and not urlsplit(url).netloc:
+            url = request.build_absolute_uri(url)
+        return url
+
+
+def described(**texts: str) -> dict[str, dict[str, str]]:
+    """extra_kwargs giving fields their description in the schema (and so in /api/docs/)."""
+    return {name: {"help_text": text} for name, text in texts.items()}
+
+
+IMAGE_TEXTS = described(
+    id="The image's id; it never changes.",
+    width="Pixels.",
+    height="Pixels.",
+    mime_type="e.g. `image/jpeg`.",
+)
+RECORD_TEXTS = described(
+    id="The album's id; it never changes.",
+    title="As published; may be empty.",
+    description="Plain text; may be empty.",
+    image_count="How many images the album shows.",
+    published_at="When it was first published (UTC). Null only for some imported albums.",
+)
+
+
+class ImageSerializer(serializers.ModelSerializer):
+    url = ImageURLField(
+        source="storage_key", help_text="Absolute URL of the image file, ready for `<img src>`."
+    )
+
+    class Meta:
+        fields = ["id", "url", "width", "height", "mime_type"]
+        read_only_fields = fields
+        extra_kwargs = IMAGE_TEXTS
+
+
+class RunwayImageSerializer(ImageSerializer):
+    class Meta(ImageSerializer.Meta):
+        model = PublicRunwayImage
+        fields = [*ImageSerializer.Meta.fields, "look_index"]
+        read_only_fields = fields
+        extra_kwargs = {
+            **IMAGE_TEXTS,
+            **described(
+                look_index="The look this image shows; its detail shots share the index. "
+                "0 when the source gave no look number."
+            ),
+        }
+
+
+class StreetSnapImageSerializer(ImageSerializer):
+    parent = serializers.IntegerField(
+        source="parent_id",
+        allow_null=True,
+        read_only=True,
+        help_text="The id of the main image this detail belongs to; null for a main image.",
+    )
+
+    class Meta(ImageSerializer.Meta):
+        model = PublicStreetSnapImage
+        fields = [*ImageSerializer.Meta.fields, "is_detail", "parent"]
+        read_only_fields = fields
+        extra_kwargs = {
+            **IMAGE_TEXTS,
+            **described(is_detail="A close-up of the look in its `parent` image."),
+        }
+
+
+class BrandRefSerializer(serializers.Serializer):
+    slug = serializers.SlugField(
+        source="brand_slug", read_only=True, help_text="For /api/v1/brands/<slug>/."
+    )
+    name = serializers.CharField(source="brand_name", read_only=True)
+
+
+RECORD_FIELDS = ["title", "description", "cover", "image_count", "published_at"]
+
+
+class RunwaySerializer(serializers.ModelSerializer):
+    """A runway as lists show it."""
+
+    brand = BrandRefSerializer(source="*", read_only=True)
+    cover = RunwayImageSerializer(
+        read_only=True, allow_null=True, help_text="The album's cover image, or null."
+    )
+
+    class Meta:
+        model = PublicRunway
+        fields = [
+            "id",
+            "brand",
+            "season_code",
+            "season",
+            "year",
+            "collection_type",
+            *RECORD_FIELDS,
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            **RECORD_TEXTS,
+            **described(
+                season_code="Normalized, e.g. `FW24`, `SS25`.",
+                season="As the show names it, e.g. `Fall/Winter 2024`.",
+                collection_type="e.g. `ready-to-wear`, `couture`, `menswear`, `resort`.",
+            ),
+        }
+
+
+class LookSerializer(serializers.Serializer):
+    look_index = serializers.IntegerField(read_only=True)
+    images = RunwayImageSerializer(
+        many=True, read_only=True, help_text="The look, then its detail shots, in album order."
+    )
+
+
+class RunwayDetailSerializer(RunwaySerializer):
+    """A runway with its images in album order, and the same images grouped into looks."""
+
+    images = RunwayImageSerializer(many=True, read_only=True)
+    looks = serializers.SerializerMethodField()
+
+    class Meta(RunwaySerializer.Meta):
+        fields = [*RunwaySerializer.Meta.fields, "images", "looks"]
+        read_only_fields = fields
+
+    @extend_schema_field(LookSerializer(many=True))
+    def get_looks(self, runway: PublicRunway):
+        # images.all() is the prefetched list, already in album order.
+        looks = group_looks(list(runway.images.all()))
+        return LookSerializer(looks, many=True, context=self.context).data
+
+
+class StreetSnapSerializer(serializers.ModelSerializer):
+    """A street-style album as lists show it."""
+
+    cover = StreetSnapImageSerializer(
+        read_only=True, allow_null=True, help_text="The album's cover image, or null."
+    )
+
+    class Meta:
+        model = PublicStreetSnap
+        fields = ["id", "city", "year", "month", *RECORD_FIELDS]
+        read_only_fields = fields
+        extra_kwargs = {
+            **RECORD_TEXTS,
+            **described(year="0 = unknown (legacy albums only).", month="1-12; 0 = unknown."),
+        }
+
+
+class GroupSerializer(serializers.Serializer):
+    main = StreetSnapImageSerializer(read_only=True)
+    details = StreetSnapImageSerializer(
+        many=True, read_only=True, help_text="Close-ups of the main image, in album order."
+    )
+
+
+class StreetSnapDetailSerializer(StreetSnapSerializer):
+    """An album with its images in album order, and the same images grouped main -> details."""
+
+    images = StreetSnapImageSerializer(many=True, read_only=True)
+    groups = serializers.SerializerMethodField()
+
+    class Meta(StreetSnapSerializer.Meta):
+        fields = [*StreetSnapSerializer.Meta.fields, "images", "groups"]
+        read_only_fields = fields
+
+    @extend_schema_field(GroupSerializer(many=True))
+    def get_groups(self, snap: PublicStreetSnap):
+        groups = group_details(list(snap.images.all()))
+        return GroupSerializer(groups, many=True, context=self.context).data
+
+
+class BrandSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PublicBrand
+        fields = ["slug", "name", "is_featured", "runway_count", "latest_published_at"]
+        read_only_fields = fields
+        extra_kwargs = described(
+            slug="The brand's id in URLs and in the runway filter `brand`.",
+            is_featured="Chosen by the editors for the home page.",
+            runway_count="How many published runways it has (at least 1).",
+            latest_published_at="When its newest runway was published.",
+        )
+
+
+class BrandDetailSerializer(BrandSerializer):
+    """A brand with all its published runways, newest first."""
+
+    runways = RunwaySerializer(many=True, read_only=True)
+
+    class Meta(BrandSerializer.Meta):
+        fields = [*BrandSerializer.Meta.fields, "runways"]
+        read_only_fields = fields
+
+
+class IndexSerializer(serializers.Serializer):
+    latest_runways = RunwaySerializer(many=True, read_only=True)
+    latest_street_snaps = StreetSnapSerializer(many=True, read_only=True)
+    featured_brands = BrandSerializer(many=True, read_only=True)
+
+
+class ErrorSerializer(serializers.Serializer):
+    """Every error response (publicapi.http.public_exception_handler)."""
+
+    status = serializers.IntegerField(help_text="The HTTP status, repeated.")
+    code = serializers.CharField(help_text="e.g. not_found, invalid, throttled.")
+    detail = serializers.CharField(help_text="A sentence for humans.")
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="For a 400: each invalid query parameter and its messages. Empty otherwise.",
+    )

@@ -1,0 +1,626 @@
+"""The public endpoints: shapes, looks and groups, filters, ordering, pagination, brands, the
+home page, and query counts that do not grow with page or album size."""
+
+import pytest
+from django.utils import timezone
+
+from catalog.models import Runway, StreetSnap, StreetSnapImage
+from tests.factories import (
+    BrandFactory,
+    RunwayFactory,
+    RunwayImageFactory,
+    StreetSnapFactory,
+    StreetSnapImageFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+IMAGE_KEYS = {"id", "url", "width", "height", "mime_type"}
+RECORD_KEYS = {"id", "title", "description", "cover", "image_count", "published_at"}
+RUNWAY_KEYS = RECORD_KEYS | {"brand", "season_code", "season", "year", "collection_type"}
+STREET_KEYS = RECORD_KEYS | {"city", "year", "month"}
+BRAND_KEYS = {"slug", "name", "is_featured", "runway_count", "latest_published_at"}
+
+
+def get_json(client, url, status=200, **params):
+    response = client.get(url, params)
+    assert response.status_code == status, response.content
+    return response.json()
+
+
+def ids(items):
+    return [item["id"] for item in items]
+
+
+def set_cover(record, image):
+    type(record).objects.filter(pk=record.pk).update(cover=image)
+
+
+def soft_delete(obj):
+    type(obj).objects.filter(pk=obj.pk).update(deleted_at=timezone.now())
+
+
+# --- shapes ---------------------------------------------------------------------------------
+
+
+def test_a_runway_in_the_list_carries_its_fields_brand_and_cover(client):
+    brand = BrandFactory(name="Acme", slug="acme")
+    runway = RunwayFactory(
+        brand=brand,
+        published=True,
+        season_code="FW24",
+        season="Fall/Winter 2024",
+        year=2024,
+        collection_type="ready-to-wear",
+        title="Acme Fall 2024",
+        description="Wool.",
+        image_count=1,
+    )
+    cover = RunwayImageFactory(
+        runway=runway, storage_key="images/ab/abc.jpg", width=640, height=960, look_index=3
+    )
+    set_cover(runway, cover)
+
+    [shown] = get_json(client, "/api/v1/runways/")["results"]
+
+    assert set(shown) == RUNWAY_KEYS
+    assert shown["brand"] == {"slug": "acme", "name": "Acme"}
+    assert (shown["season_code"], shown["season"], shown["year"]) == (
+        "FW24",
+        "Fall/Winter 2024",
+        2024,
+    )
+    assert (shown["collection_type"], shown["title"], shown["description"]) == (
+        "ready-to-wear",
+        "Acme Fall 2024",
+        "Wool.",
+    )
+    assert shown["image_count"] == 1
+    assert shown["published_at"].replace("Z", "+00:00") == runway.published_at.isoformat()
+    assert shown["cover"] == {
+        "id": cover.pk,
+        "url": "http://testserver/media/images/ab/abc.jpg",
+        "width": 640,
+        "height": 960,
+        "mime_type": "image/jpeg",
+        "look_index": 3,
+    }
+
+
+def test_a_cover_that_is_not_a_live_image_of_the_record_is_null(client):
+    runway = RunwayFactory(published=True)
+    set_cover(runway, RunwayImageFactory())  # another runway's image
+    snap = StreetSnapFactory(published=True)
+    deleted = StreetSnapImageFactory(street_snap=snap)
+    set_cover(snap, deleted)
+    soft_delete(deleted)
+
+    assert get_json(client, f"/api/v1/runways/{runway.pk}/")["cover"] is None
+    assert get_json(client, f"/api/v1/street-snaps/{snap.pk}/")["cover"] is None
+
+
+def test_image_urls_come_from_the_storage_absolute_as_they_are(client, settings):
+    # A bucket behind a CDN: the storage's URL is already absolute and is kept as it is.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": "archive-media",
+                "custom_domain": "cdn.example.com",
+                "querystring_auth": False,
+            },
+        },
+    }
+    runway = RunwayFactory(published=True)
+    RunwayImageFactory(runway=runway, storage_key="images/ab/abc.jpg")
+
+    [image] = get_json(client, f"/api/v1/runways/{runway.pk}/")["images"]
+
+    assert image["url"] == "https://cdn.example.com/images/ab/abc.jpg"
+
+
+def test_local_image_urls_are_made_absolute_with_the_requests_host(client):
+    runway = RunwayFactory(published=True)
+    RunwayImageFactory(runway=runway, storage_key="images/ab/abc.jpg")
+
+    response = client.get(f"/api/v1/runways/{runway.pk}/", HTTP_HOST="localhost:8000")
+
+    assert response.json()["images"][0]["url"] == "http://localhost:8000/media/images/ab/abc.jpg"
+
+
+def test_no_private_column_appears_anywhere(client):
+    brand = BrandFactory()
+    runway = RunwayFactory(brand=brand, published=True, reviewer="ed", source="vogue")
+    RunwayImageFactory(runway=runway)
+    snap = StreetSnapFactory(published=True, reviewer="ed", reject_reason="x")
+    StreetSnapImageFactory(street_snap=snap)
+    private = {
+        "reviewer",
+        "reviewed_at",
+        "reject_reason",
+        "ingest_job_id",
+        "content_checksum",
+        "status",
+        "deleted_at",
+        "source",
+        "source_url",
+        "version",
+        "sha1",
+        "original_url",
+        "is_duplicate",
+        "dup_of",
+        "phash",
+        "storage_key",
+        "byte_size",
+    }
+
+    def keys(value):
+        if isinstance(value, dict):
+            return set(value) | {k for v in value.values() for k in keys(v)}
+        if isinstance(value, list):
+            return {k for v in value for k in keys(v)}
+        return set()
+
+    for url in [
+        "/api/v1/runways/",
+        f"/api/v1/runways/{runway.pk}/",
+        "/api/v1/street-snaps/",
+        f"/api/v1/street-snaps/{snap.pk}/",
+        "/api/v1/brands/",
+        f"/api/v1/brands/{brand.slug}/",
+        "/api/v1/index/",
+    ]:
+        assert not keys(get_json(client, url)) & private, url
+
+
+# --- looks and groups -------------------------------------------------------------------------
+
+
+def test_runway_detail_lists_images_in_order_and_groups_them_into_looks(client):
+    runway = RunwayFactory(published=True)
+    look1 = RunwayImageFactory(runway=runway, sort_order=0, look_index=1)
+    look2 = RunwayImageFactory(runway=runway, sort_order=1, look_index=2)
+    look1_detail = RunwayImageFactory(runway=runway, sort_order=2, look_index=1)
+    gone = RunwayImageFactory(runway=runway, sort_order=3, look_index=3)
+    look2_detail = RunwayImageFactory(runway=runway, sort_order=4, look_index=2)
+    soft_delete(gone)
+
+    shown = get_json(client, f"/api/v1/runways/{runway.pk}/")
+
+    assert set(shown) == RUNWAY_KEYS | {"images", "looks"}
+    assert ids(shown["images"]) == [look1.pk, look2.pk, look1_detail.pk, look2_detail.pk]
+    assert set(shown["images"][0]) == IMAGE_KEYS | {"look_index"}
+    assert [(look["look_index"], ids(look["images"])) for look in shown["looks"]] == [
+        (1, [look1.pk, look1_detail.pk]),
+        (2, [look2.pk, look2_detail.pk]),
+    ]
+
+
+def test_runway_images_with_equal_sort_order_keep_a_stable_order(client):
+    runway = RunwayFactory(published=True)
+    first = RunwayImageFactory(runway=runway, sort_order=5)
+    second = RunwayImageFactory(runway=runway, sort_order=5)
+    earlier = RunwayImageFactory(runway=runway, sort_order=1)
+
+    shown = get_json(client, f"/api/v1/runways/{runway.pk}/")
+
+    assert ids(shown["images"]) == [earlier.pk, first.pk, second.pk]
+
+
+def test_street_detail_groups_details_under_their_main(client):
+    snap = StreetSnapFactory(published=True)
+    main1 = StreetSnapImageFactory(street_snap=snap, sort_order=0)
+    main2 = StreetSnapImageFactory(street_snap=snap, sort_order=1)
+    detail1 = StreetSnapImageFactory(street_snap=snap, sort_order=2, parent=main1)
+    detail2 = StreetSnapImageFactory(street_snap=snap, sort_order=3, parent=main1)
+
+    shown = get_json(client, f"/api/v1/street-snaps/{snap.pk}/")
+
+    assert set(shown) == STREET_KEYS | {"images", "groups"}
+    assert ids(shown["images"]) == [main1.pk, main2.pk, detail1.pk, detail2.pk]
+    assert {(i["id"], i["is_detail"], i["parent"]) for i in shown["images"]} == {
+        (main1.pk, False, None),
+        (main2.pk, False, None),
+        (detail1.pk, True, main1.pk),
+        (detail2.pk, True, main1.pk),
+    }
+    assert [(g["main"]["id"], ids(g["details"])) for g in shown["groups"]] == [
+        (main1.pk, [detail1.pk, detail2.pk]),
+        (main2.pk, []),
+    ]
+
+
+def test_a_detail_whose_main_was_deleted_is_shown_as_a_main(client):
+    snap = StreetSnapFactory(published=True)
+    main = StreetSnapImageFactory(street_snap=snap, sort_order=0)
+    orphan = StreetSnapImageFactory(street_snap=snap, sort_order=1, parent=main)
+    other = StreetSnapImageFactory(street_snap=snap, sort_order=2)
+    soft_delete(main)
+
+    shown = get_json(client, f"/api/v1/street-snaps/{snap.pk}/")
+
+    assert ids(shown["images"]) == [orphan.pk, other.pk]
+    assert (shown["images"][0]["is_detail"], shown["images"][0]["parent"]) == (False, None)
+    assert [(g["main"]["id"], ids(g["details"])) for g in shown["groups"]] == [
+        (orphan.pk, []),
+        (other.pk, []),
+    ]
+
+
+def test_a_detail_under_a_detail_or_another_albums_image_is_shown_as_a_main(client):
+    snap = StreetSnapFactory(published=True)
+    main = StreetSnapImageFactory(street_snap=snap, sort_order=0)
+    detail = StreetSnapImageFactory(street_snap=snap, sort_order=1, parent=main)
+    # Rows no service writes, as a bad import might leave them: the API must cope.
+    nested = StreetSnapImageFactory(street_snap=snap, sort_order=2, parent=detail)
+    foreign = StreetSnapImageFactory(
+        street_snap=snap, sort_order=3, parent=StreetSnapImageFactory()
+    )
+    deleted_detail = StreetSnapImageFactory(street_snap=snap, sort_order=4, parent=main)
+    soft_delete(deleted_detail)
+
+    shown = get_json(client, f"/api/v1/street-snaps/{snap.pk}/")
+
+    assert [(g["main"]["id"], ids(g["details"])) for g in shown["groups"]] == [
+        (main.pk, [detail.pk]),
+        (nested.pk, []),
+        (foreign.pk, []),
+    ]
+
+
+def test_an_album_without_images_has_empty_images_looks_and_groups(client):
+    runway = RunwayFactory(published=True)
+    snap = StreetSnapFactory(published=True)
+
+    runway_shown = get_json(client, f"/api/v1/runways/{runway.pk}/")
+    snap_shown = get_json(client, f"/api/v1/street-snaps/{snap.pk}/")
+
+    assert (runway_shown["images"], runway_shown["looks"], runway_shown["cover"]) == ([], [], None)
+    assert (snap_shown["images"], snap_shown["groups"], snap_shown["cover"]) == ([], [], None)
+
+
+# --- visibility (examples; test_visibility.py has the property) -----------------------------
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"status": "pending"},
+        {"status": "rejected"},
+        {"status": "published", "deleted_at": timezone.now()},
+    ],
+    ids=["pending", "rejected", "deleted"],
+)
+def test_records_that_are_not_published_and_live_are_not_found(client, state):
+    runway = RunwayFactory(published=True)
+    snap = StreetSnapFactory(published=True)
+    Runway.objects.filter(pk=runway.pk).update(**state)
+    StreetSnap.objects.filter(pk=snap.pk).update(**state)
+
+    assert get_json(client, "/api/v1/runways/")["results"] == []
+    assert get_json(client, "/api/v1/street-snaps/")["results"] == []
+    assert get_json(client, "/api/v1/brands/")["results"] == []
+    assert get_json(client, f"/api/v1/runways/{runway.pk}/", status=404)["code"] == "not_found"
+    get_json(client, f"/api/v1/street-snaps/{snap.pk}/", status=404)
+    get_json(client, f"/api/v1/brands/{runway.brand.slug}/", status=404)
+
+
+def test_deleted_images_are_not_shown(client):
+    runway = RunwayFactory(published=True)
+    kept = RunwayImageFactory(runway=runway)
+    soft_delete(RunwayImageFactory(runway=runway))
+
+    shown = get_json(client, f"/api/v1/runways/{runway.pk}/")
+
+    assert ids(shown["images"]) == [kept.pk]
+
+
+# --- filters ----------------------------------------------------------------------------------
+
+
+def test_runway_filters_combine(client):
+    acme, other = BrandFactory(slug="acme"), BrandFactory(slug="other")
+    match = RunwayFactory(
+        brand=acme, published=True, season_code="FW24", year=2024, collection_type="couture"
+    )
+    RunwayFactory(
+        brand=other, published=True, season_code="FW24", year=2024, collection_type="couture"
+    )
+    RunwayFactory(
+        brand=acme, published=True, season_code="SS24", year=2024, collection_type="couture"
+    )
+    RunwayFactory(
+        brand=acme, published=True, season_code="FW23", year=2023, collection_type="couture"
+    )
+    RunwayFactory(
+        brand=acme, published=True, season_code="FW25", year=2024, collection_type="menswear"
+    )
+
+    results = get_json(
+        client,
+        "/api/v1/runways/",
+        brand="acme",
+        season_code="fw24",
+        year=2024,
+        collection_type="Couture",
+    )["results"]
+
+    assert ids(results) == [match.pk]
+    assert len(get_json(client, "/api/v1/runways/", brand="acme")["results"]) == 4
+    assert len(get_json(client, "/api/v1/runways/", year=2024)["results"]) == 4
+    assert get_json(client, "/api/v1/runways/", brand="nobody")["results"] == []
+
+
+def test_street_filters_combine(client):
+    match = StreetSnapFactory(published=True, city="Copenhagen", year=2026, month=8)
+    StreetSnapFactory(published=True, city="Paris", year=2026, month=8)
+    StreetSnapFactory(published=True, city="Copenhagen", year=2025, month=8)
+    StreetSnapFactory(published=True, city="Copenhagen", year=2026, month=2)
+
+    results = get_json(client, "/api/v1/street-snaps/", city="copenhagen", year=2026, month=8)[
+        "results"
+    ]
+
+    assert ids(results) == [match.pk]
+    assert len(get_json(client, "/api/v1/street-snaps/", city="Copenhagen")["results"]) == 3
+
+
+def test_brand_filter_featured(client):
+    featured = BrandFactory(name="A", is_featured=True)
+    plain = BrandFactory(name="B")
+    RunwayFactory(brand=featured, published=True)
+    RunwayFactory(brand=plain, published=True)
+
+    assert [b["slug"] for b in get_json(client, "/api/v1/brands/", featured="true")["results"]] == [
+        featured.slug
+    ]
+    assert [
+        b["slug"] for b in get_json(client, "/api/v1/brands/", featured="false")["results"]
+    ] == [plain.slug]
+    assert len(get_json(client, "/api/v1/brands/")["results"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("url", "params", "parameter"),
+    [
+        ("/api/v1/runways/", {"year": "abc"}, "year"),
+        ("/api/v1/runways/", {"year": "2024.5"}, "year"),
+        ("/api/v1/runways/", {"year": "10000"}, "year"),
+        ("/api/v1/runways/", {"year": "-1"}, "year"),
+        ("/api/v1/runways/", {"year": "9" * 5000}, "year"),
+        ("/api/v1/runways/", {"season_code": "FW\x0024"}, "season_code"),
+        ("/api/v1/street-snaps/", {"month": "13"}, "month"),
+        ("/api/v1/street-snaps/", {"month": "x"}, "month"),
+        ("/api/v1/street-snaps/", {"city": "\x00"}, "city"),
+        ("/api/v1/brands/", {"featured": "yes please"}, "featured"),
+        ("/api/v1/runways/", {"page": "0"}, "page"),
+        ("/api/v1/runways/", {"page": "abc"}, "page"),
+        ("/api/v1/runways/", {"page": "-1"}, "page"),
+        ("/api/v1/runways/", {"page_size": "0"}, "page_size"),
+        ("/api/v1/runways/", {"page_size": "ten"}, "page_size"),
+        ("/api/v1/runways/", {"page": ""}, "page"),
+        ("/api/v1/runways/", {"page_size": ""}, "page_size"),
+        ("/api/v1/runways/", {"year": ""}, "year"),
+        ("/api/v1/runways/", {"brand": ""}, "brand"),
+        ("/api/v1/street-snaps/", {"city": ""}, "city"),
+        ("/api/v1/brands/", {"featured": ""}, "featured"),
+    ],
+)
+def test_a_bad_query_parameter_is_a_400_naming_it(client, url, params, parameter):
+    body = get_json(client, url, status=400, **params)
+
+    assert body["status"] == 400
+    assert body["code"] == "invalid"
+    assert list(body["errors"]) == [parameter]
+
+
+def test_unknown_query_parameters_are_ignored(client):
+    RunwayFactory(published=True)
+
+    assert len(get_json(client, "/api/v1/runways/", colour="red")["results"]) == 1
+
+
+# --- ordering and pagination -----------------------------------------------------------------
+
+
+def test_runways_newest_published_first(client, at):
+    old = RunwayFactory(published=True, published_at=at(1))
+    new = RunwayFactory(published=True, published_at=at(3))
+    middle = RunwayFactory(published=True, published_at=at(2))
+    undated = RunwayFactory(published=True)
+    Runway.objects.filter(pk=undated.pk).update(published_at=None)
+
+    results = get_json(client, "/api/v1/runways/")["results"]
+
+    assert ids(results) == [new.pk, middle.pk, old.pk, undated.pk]
+
+
+def test_street_snaps_newest_published_first_with_ties_by_id(client, at):
+    first = StreetSnapFactory(published=True, published_at=at(1))
+    tie_a = StreetSnapFactory(published=True, published_at=at(2))
+    tie_b = StreetSnapFactory(published=True, published_at=at(2))
+
+    results = get_json(client, "/api/v1/street-snaps/")["results"]
+
+    assert ids(results) == [tie_b.pk, tie_a.pk, first.pk]
+
+
+def test_pages_partition_the_list(client, at):
+    runways = [RunwayFactory(published=True, published_at=at(n)) for n in range(7)]
+
+    page1 = get_json(client, "/api/v1/runways/", page_size=3)
+    page3 = get_json(client, "/api/v1/runways/", page_size=3, page=3)
+    page2 = get_json(client, page1["next"])
+
+    assert page1["count"] == 7
+    assert page1["previous"] is None
+    assert page1["next"] == "http://testserver/api/v1/runways/?page=2&page_size=3"
+    assert ids(page1["results"] + page2["results"] + page3["results"]) == [
+        r.pk for r in reversed(runways)
+    ]
+    assert page3["next"] is None
+
+
+def test_the_default_page_size_is_20(client):
+    RunwayFactory.create_batch(21, published=True)
+
+    body = get_json(client, "/api/v1/runways/")
+
+    assert (body["count"], len(body["results"])) == (21, 20)
+
+
+def test_page_size_above_the_cap_is_served_as_100(client):
+    RunwayFactory.create_batch(101, published=True)
+
+    body = get_json(client, "/api/v1/runways/", page_size=500)
+    huge = get_json(client, "/api/v1/runways/", page_size="9" * 40)
+
+    assert len(body["results"]) == 100
+    assert len(huge["results"]) == 100
+    assert body["next"].endswith("page=2&page_size=500")
+
+
+def test_a_page_past_the_last_is_a_404(client):
+    RunwayFactory.create_batch(3, published=True)
+
+    assert get_json(client, "/api/v1/runways/", page=2, page_size=3, status=404)["code"] == (
+        "not_found"
+    )
+    get_json(client, "/api/v1/runways/", page="9" * 40, status=404)
+
+
+def test_an_empty_list_has_one_empty_page(client):
+    body = get_json(client, "/api/v1/street-snaps/")
+
+    assert body == {"count": 0, "next": None, "previous": None, "results": []}
+
+
+# --- brands and the home page ------------------------------------------------------------------
+
+
+def test_brands_are_those_with_published_runways_by_name_with_counts(client, at):
+    zeta = BrandFactory(name="Zeta")
+    alpha = BrandFactory(name="Alpha")
+    BrandFactory(name="Nothing yet")
+    RunwayFactory(brand=zeta, published=True, published_at=at(1))
+    RunwayFactory(brand=zeta, published=True, published_at=at(5))
+    RunwayFactory(brand=zeta)  # pending
+    RunwayFactory(brand=alpha, published=True, published_at=at(2))
+
+    results = get_json(client, "/api/v1/brands/")["results"]
+
+    assert [set(b) for b in results] == [BRAND_KEYS, BRAND_KEYS]
+    assert [(b["name"], b["runway_count"]) for b in results] == [("Alpha", 1), ("Zeta", 2)]
+    assert results[1]["latest_published_at"].replace("Z", "+00:00") == at(5).isoformat()
+
+
+def test_brand_detail_lists_its_published_runways_newest_first(client, at):
+    brand = BrandFactory(slug="acme")
+    old = RunwayFactory(brand=brand, published=True, published_at=at(1))
+    new = RunwayFactory(brand=brand, published=True, published_at=at(2))
+    RunwayFactory(brand=brand, status="rejected")
+    RunwayFactory(published=True)  # another brand
+    cover = RunwayImageFactory(runway=new)
+    set_cover(new, cover)
+
+    shown = get_json(client, "/api/v1/brands/acme/")
+
+    assert set(shown) == BRAND_KEYS | {"runways"}
+    assert shown["runway_count"] == 2
+    assert ids(shown["runways"]) == [new.pk, old.pk]
+    assert set(shown["runways"][0]) == RUNWAY_KEYS
+    assert shown["runways"][0]["cover"]["id"] == cover.pk
+
+
+def test_unknown_brand_slug_is_a_404(client):
+    get_json(client, "/api/v1/brands/nobody/", status=404)
+    get_json(client, "/api/v1/brands/not%20a%20slug/", status=404)
+
+
+def test_the_home_page_has_the_latest_albums_and_featured_brands(client, at):
+    runways = [RunwayFactory(published=True, published_at=at(n)) for n in range(14)]
+    snaps = [StreetSnapFactory(published=True, published_at=at(n)) for n in range(13)]
+    RunwayFactory()  # pending, newest of all
+    featured = BrandFactory(name="Featured", is_featured=True)
+    RunwayFactory(brand=featured, published=True, published_at=at(-1))
+    BrandFactory(name="Featured but empty", is_featured=True)
+
+    home = get_json(client, "/api/v1/index/")
+
+    assert set(home) == {"latest_runways", "latest_street_snaps", "featured_brands"}
+    assert ids(home["latest_runways"]) == [r.pk for r in reversed(runways)][:12]
+    assert ids(home["latest_street_snaps"]) == [s.pk for s in reversed(snaps)][:12]
+    assert [b["slug"] for b in home["featured_brands"]] == [featured.slug]
+
+
+# --- query counts ------------------------------------------------------------------------------
+
+
+def album(images: int):
+    runway = RunwayFactory(published=True)
+    shots = RunwayImageFactory.create_batch(images, runway=runway)
+    set_cover(runway, shots[0])
+    return runway
+
+
+def street_album(mains: int):
+    snap = StreetSnapFactory(published=True)
+    for main in StreetSnapImageFactory.create_batch(mains, street_snap=snap):
+        StreetSnapImageFactory.create_batch(2, street_snap=snap, parent=main)
+    set_cover(snap, StreetSnapImage.objects.filter(street_snap=snap).first())
+    return snap
+
+
+@pytest.mark.parametrize("page_size", [2, 40])
+def test_list_query_count_does_not_grow_with_page_size(
+    client, django_assert_num_queries, page_size
+):
+    for _ in range(40):
+        album(1)  # each of a brand of its own
+        street_album(1)
+
+    # A count, the page, and the page's covers (brands have none); the brand's slug and
+    # name come with the runway row.
+    for url, queries in [
+        ("/api/v1/runways/", 3),
+        ("/api/v1/street-snaps/", 3),
+        ("/api/v1/brands/", 2),
+    ]:
+        with django_assert_num_queries(queries):
+            body = get_json(client, url, page_size=page_size)
+        assert len(body["results"]) == page_size
+        assert all(item.get("cover", True) for item in body["results"])
+
+
+@pytest.mark.parametrize("size", [1, 30])
+def test_detail_query_count_does_not_grow_with_album_size(client, django_assert_num_queries, size):
+    runway = album(size)
+    snap = street_album(size)
+    brand = BrandFactory()
+    for _ in range(size):
+        album_runway = RunwayFactory(brand=brand, published=True)
+        set_cover(album_runway, RunwayImageFactory(runway=album_runway))
+
+    # The record (cover joined in), then all its images in one query; a brand, its runways,
+    # and their covers.
+    with django_assert_num_queries(2):
+        assert len(get_json(client, f"/api/v1/runways/{runway.pk}/")["images"]) == size
+    with django_assert_num_queries(2):
+        assert len(get_json(client, f"/api/v1/street-snaps/{snap.pk}/")["groups"]) == size
+    with django_assert_num_queries(3):
+        runways = get_json(client, f"/api/v1/brands/{brand.slug}/")["runways"]
+    assert len(runways) == size
+    assert all(runway["cover"] for runway in runways)
+
+
+def test_home_page_query_count(client, django_assert_num_queries):
+    for _ in range(15):
+        album(2)
+        street_album(1)
+    BrandFactory(is_featured=True)
+
+    # Three lists, and the covers of the two album lists.
+    with django_assert_num_queries(5):
+        home = get_json(client, "/api/v1/index/")
+    assert all(runway["cover"] for runway in home["latest_runways"])

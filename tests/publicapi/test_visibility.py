@@ -1,0 +1,277 @@
+"""The leak-proof guarantee, as a property: over random sets of records and images in every
+status and deletion state, every list and detail endpoint shows exactly the published, live
+records and the live images of those records; anything else is a 404.
+
+The expectation is computed here from the base tables, independently of the views."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from hypothesis import given
+from hypothesis import strategies as st
+
+from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
+from tests.factories import (
+    BrandFactory,
+    RunwayFactory,
+    RunwayImageFactory,
+    StreetSnapFactory,
+    StreetSnapImageFactory,
+)
+from tests.support import rollback_each_example
+
+pytestmark = pytest.mark.django_db
+
+STATUSES = st.sampled_from(["pending", "published", "rejected"])
+# Unpublished records may keep the date of an earlier publication; legacy ones may have none.
+PUBLISHED_AT = st.none() | st.integers(0, 5)
+COVER = st.none() | st.integers(0, 5) | st.just("foreign")
+# Few values, so equal sort orders (ordered by id) come up often.
+SORT_ORDER = st.integers(0, 2)
+
+runway_images = st.lists(
+    st.fixed_dictionaries(
+        {"deleted": st.booleans(), "look_index": st.integers(0, 3), "sort_order": SORT_ORDER}
+    ),
+    max_size=4,
+)
+# parent: the index of an earlier image of the album (a main, a detail, maybe deleted), or an
+# image of another album, or none.
+street_images = st.lists(
+    st.fixed_dictionaries(
+        {
+            "deleted": st.booleans(),
+            "parent": st.none() | st.integers(0, 3) | st.just("foreign"),
+            "sort_order": SORT_ORDER,
+        }
+    ),
+    max_size=4,
+)
+record = {
+    "status": STATUSES,
+    "deleted": st.booleans(),
+    "published_at": PUBLISHED_AT,
+    "cover": COVER,
+}
+runways = st.lists(
+    st.fixed_dictionaries({**record, "brand": st.integers(0, 2), "images": runway_images}),
+    max_size=4,
+)
+snaps = st.lists(st.fixed_dictionaries({**record, "images": street_images}), max_size=4)
+
+
+def build(runway_specs, snap_specs):
+    now = timezone.now()
+    brands = [BrandFactory(is_featured=n != 1) for n in range(3)]
+    foreign_runway_image = RunwayImageFactory(runway=RunwayFactory(published=True))
+    foreign_snap_image = StreetSnapImageFactory(street_snap=StreetSnapFactory(published=True))
+
+    def record_fields(spec):
+        minutes = spec["published_at"]
+        return {
+            "status": spec["status"],
+            "deleted_at": now if spec["deleted"] else None,
+            "published_at": None if minutes is None else now - timedelta(minutes=minutes),
+        }
+
+    def cover(spec, images, foreign):
+        if spec["cover"] == "foreign":
+            return foreign
+        if spec["cover"] is None or spec["cover"] >= len(images):
+            return None
+        return images[spec["cover"]]
+
+    for spec in runway_specs:
+        runway = RunwayFactory(brand=brands[spec["brand"]], **record_fields(spec))
+        images = [
+            RunwayImageFactory(
+                runway=runway,
+                look_index=image["look_index"],
+                sort_order=image["sort_order"],
+                deleted_at=now if image["deleted"] else None,
+            )
+            for image in spec["images"]
+        ]
+        Runway.objects.filter(pk=runway.pk).update(cover=cover(spec, images, foreign_runway_image))
+
+    for spec in snap_specs:
+        snap = StreetSnapFactory(**record_fields(spec))
+        images = []
+        for image in spec["images"]:
+            parent = image["parent"]
+            if parent == "foreign":
+                parent = foreign_snap_image
+            elif parent is not None:
+                parent = images[parent] if parent < len(images) else None
+            images.append(
+                StreetSnapImageFactory(
+                    street_snap=snap,
+                    parent=parent,
+                    sort_order=image["sort_order"],
+                    deleted_at=now if image["deleted"] else None,
+                )
+            )
+        StreetSnap.objects.filter(pk=snap.pk).update(cover=cover(spec, images, foreign_snap_image))
+    return brands
+
+
+# --- what the base tables say is public ---------------------------------------------------------
+
+
+def newest_first(records):
+    # published_at descending with undated records last, then id descending.
+    def key(record):
+        at = record.published_at
+        return (at is None, -at.timestamp() if at else 0, -record.pk)
+
+    return sorted(records, key=key)
+
+
+def expected_runways():
+    public = newest_first(Runway.objects.filter(status="published", deleted_at=None))
+    images = {
+        r.pk: list(
+            RunwayImage.objects.filter(runway=r, deleted_at=None).order_by("sort_order", "id")
+        )
+        for r in public
+    }
+    return public, images
+
+
+def expected_snaps():
+    public = newest_first(StreetSnap.objects.filter(status="published", deleted_at=None))
+    images = {
+        s.pk: list(
+            StreetSnapImage.objects.filter(street_snap=s, deleted_at=None).order_by(
+                "sort_order", "id"
+            )
+        )
+        for s in public
+    }
+    return public, images
+
+
+def shown_parent(image, album):
+    """The parent the page shows: only a live main image of the same album."""
+    parent = next((p for p in album if p.pk == image.parent_id), None)
+    return parent.pk if parent is not None and not parent.is_detail else None
+
+
+def expected_cover(record, images):
+    return record.cover_id if record.cover_id in {i.pk for i in images} else None
+
+
+# --- the property ---------------------------------------------------------------------------------
+
+
+def get(client, url, **params):
+    response = client.get(url, params)
+    assert response.status_code in (200, 404), (url, response.content)
+    return response
+
+
+def image_ids_in(value) -> set[int]:
+    """Every image id in a response body (any object with a url is an image)."""
+    found = set()
+    if isinstance(value, dict):
+        if "url" in value:
+            found.add(value["id"])
+        for item in value.values():
+            found |= image_ids_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= image_ids_in(item)
+    return found
+
+
+def ids(items):
+    return [item["id"] for item in items]
+
+
+@given(runway_specs=runways, snap_specs=snaps)
+def test_every_endpoint_shows_exactly_the_published_live_records_and_images(
+    client, runway_specs, snap_specs
+):
+    with rollback_each_example():
+        brands = build(runway_specs, snap_specs)
+        public_runways, runway_images = expected_runways()
+        public_snaps, snap_images = expected_snaps()
+        public_image_ids = {i.pk for album in runway_images.values() for i in album} | {
+            i.pk for album in snap_images.values() for i in album
+        }
+        seen_images: set[int] = set()
+
+        # Runways: the list, then every runway's detail, public or not.
+        listed = get(client, "/api/v1/runways/", page_size=100).json()
+        assert ids(listed["results"]) == [r.pk for r in public_runways]
+        seen_images |= image_ids_in(listed)
+        for item, runway in zip(listed["results"], public_runways, strict=True):
+            cover = expected_cover(runway, runway_images[runway.pk])
+            assert (item["cover"] or {}).get("id") == cover
+        for runway in Runway.objects.all():
+            response = get(client, f"/api/v1/runways/{runway.pk}/")
+            if runway.pk not in runway_images:
+                assert response.status_code == 404
+                continue
+            body = response.json()
+            seen_images |= image_ids_in(body)
+            album = runway_images[runway.pk]
+            assert ids(body["images"]) == [i.pk for i in album]
+            assert [(look["look_index"], ids(look["images"])) for look in body["looks"]] == [
+                (index, [i.pk for i in album if i.look_index == index])
+                for index in sorted({i.look_index for i in album})
+            ]
+            assert (body["cover"] or {}).get("id") == expected_cover(runway, album)
+
+        # Street snaps, likewise, with groups.
+        listed = get(client, "/api/v1/street-snaps/", page_size=100).json()
+        assert ids(listed["results"]) == [s.pk for s in public_snaps]
+        seen_images |= image_ids_in(listed)
+        for snap in StreetSnap.objects.all():
+            response = get(client, f"/api/v1/street-snaps/{snap.pk}/")
+            if snap.pk not in snap_images:
+                assert response.status_code == 404
+                continue
+            body = response.json()
+            seen_images |= image_ids_in(body)
+            album = snap_images[snap.pk]
+            assert ids(body["images"]) == [i.pk for i in album]
+            parents = {i.pk: shown_parent(i, album) for i in album}
+            assert {i["id"]: (i["parent"], i["is_detail"]) for i in body["images"]} == {
+                pk: (parent, parent is not None) for pk, parent in parents.items()
+            }
+            assert [(g["main"]["id"], ids(g["details"])) for g in body["groups"]] == [
+                (pk, [d for d, p in parents.items() if p == pk])
+                for pk, parent in parents.items()
+                if parent is None
+            ]
+            assert (body["cover"] or {}).get("id") == expected_cover(snap, album)
+
+        # Brands: exactly those with a public runway, with its runways.
+        counts: dict[str, int] = {}
+        for runway in public_runways:
+            counts[runway.brand.slug] = counts.get(runway.brand.slug, 0) + 1
+        listed = get(client, "/api/v1/brands/", page_size=100).json()
+        assert {b["slug"]: b["runway_count"] for b in listed["results"]} == counts
+        for brand in brands:
+            response = get(client, f"/api/v1/brands/{brand.slug}/")
+            if brand.slug not in counts:
+                assert response.status_code == 404
+                continue
+            body = response.json()
+            seen_images |= image_ids_in(body)
+            assert ids(body["runways"]) == [r.pk for r in public_runways if r.brand_id == brand.pk]
+
+        # The home page.
+        home = get(client, "/api/v1/index/").json()
+        seen_images |= image_ids_in(home)
+        assert ids(home["latest_runways"]) == [r.pk for r in public_runways][:12]
+        assert ids(home["latest_street_snaps"]) == [s.pk for s in public_snaps][:12]
+        assert [b["slug"] for b in home["featured_brands"]] == sorted(
+            (b.slug for b in brands if b.is_featured and b.slug in counts),
+            key=lambda slug: next(b.name for b in brands if b.slug == slug),
+        )
+
+        # Not one image of anything else, anywhere.
+        assert seen_images <= public_image_ids
