@@ -71,7 +71,7 @@ class StrictSerializer(serializers.Serializer):
         return value
 
 
-class RunwayImageSerializer(StrictSerializer):
+class RunwayAlbumImageSerializer(StrictSerializer):
     kind_label = "runway image"
     other_kind_fields = frozenset(STREET_IMAGE_FIELDS)
     other_kind_label = "street image"
@@ -80,7 +80,7 @@ class RunwayImageSerializer(StrictSerializer):
     look_index = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
 
 
-class StreetImageSerializer(StrictSerializer):
+class StreetAlbumImageSerializer(StrictSerializer):
     kind_label = "street image"
     other_kind_fields = frozenset(RUNWAY_IMAGE_FIELDS)
     other_kind_label = "runway image"
@@ -135,7 +135,7 @@ class RunwayAlbumSerializer(AlbumSerializerBase):
     kind_label = "runway album"
     other_kind_fields = frozenset(STREET_FIELDS)
     other_kind_label = "street album"
-    image_serializer = RunwayImageSerializer
+    image_serializer = RunwayAlbumImageSerializer
 
     brand = FoldedCharField(max_length=128)
     season_code = serializers.CharField(max_length=16)
@@ -169,7 +169,7 @@ class StreetAlbumSerializer(AlbumSerializerBase):
     kind_label = "street album"
     other_kind_fields = frozenset(RUNWAY_FIELDS)
     other_kind_label = "runway album"
-    image_serializer = StreetImageSerializer
+    image_serializer = StreetAlbumImageSerializer
 
     city = FoldedCharField(max_length=64)
     month = serializers.IntegerField(min_value=1, max_value=12)
