@@ -15,8 +15,9 @@ class PublicApiConfig(AppConfig):
 
 # Views pin the base tables they read: SQLite cannot rebuild a table a view refers to, and
 # PostgreSQL cannot change the type of a column a view selects. So when a migrate run is about
-# to change catalog's tables, the views step aside and come back, at the latest version, once
-# the run is over. publicapi's own migrations still create every version (history replays).
+# to change catalog's tables, the views step aside and come back once the run is over, at the
+# version of the newest applied publicapi migration. publicapi's own migrations still create
+# every version, so history replays.
 
 
 def drop_views_before_catalog_changes(sender, using, plan=None, **kwargs) -> None:
@@ -30,14 +31,16 @@ def drop_views_before_catalog_changes(sender, using, plan=None, **kwargs) -> Non
 
 
 def restore_views(sender, using, **kwargs) -> None:
-    from publicapi.sql import DROP_VIEWS, LATEST
+    from publicapi.sql import DROP_VIEWS, views_for
 
     connection = connections[using]
     recorder = MigrationRecorder(connection)
-    if recorder.has_table():
-        applied = {name for app, name in recorder.applied_migrations() if app == "publicapi"}
-        if not applied:
-            return  # publicapi migrated to zero: no views wanted.
+    if not recorder.has_table():
+        return
+    applied = {name for app, name in recorder.applied_migrations() if app == "publicapi"}
+    views = views_for(applied)
+    if not views:
+        return  # publicapi migrated to zero: no views wanted.
     with connection.cursor() as cursor:
-        for statement in DROP_VIEWS + LATEST:
+        for statement in DROP_VIEWS + views:
             cursor.execute(statement)

@@ -1,7 +1,8 @@
 """The SQL of the public views, one frozen list per version.
 
 A migration creates a version (`DROP VIEW IF EXISTS` + `CREATE VIEW`); never edit a version
-that a migration uses: add VIEWS_V2 and a migration that applies it, and point LATEST at it.
+that a migration uses: add VIEWS_V<n+1>, a migration that applies it, and a line in
+BY_MIGRATION (tests/publicapi/test_views_sql.py checks that every migration is listed).
 
 Visibility is decided once per kind, in the record view; the image and brand views select
 from it, so they cannot disagree with it. The SQL is portable: PostgreSQL and SQLite.
@@ -111,4 +112,15 @@ VIEWS_V2 = [
     VIEWS_V1[4],
 ]
 
-LATEST = VIEWS_V2
+# The views each publicapi migration leaves behind. After a `migrate` run that dropped the
+# views (publicapi/apps.py), the version of the newest applied migration comes back.
+BY_MIGRATION = {
+    "0001_public_views": VIEWS_V1,
+    "0002_public_views_v2": VIEWS_V2,
+}
+
+
+def views_for(applied: set[str]) -> list[str]:
+    """The CREATE VIEW statements of the newest applied publicapi migration ([] for none)."""
+    names = sorted(name for name in applied if name in BY_MIGRATION)
+    return BY_MIGRATION[names[-1]] if names else []

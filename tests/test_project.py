@@ -102,6 +102,19 @@ def test_migrations_apply_to_an_empty_sqlite_database(tmp_path):
     assert views == PUBLIC_VIEWS
 
 
+def view_columns(url: str, view: str | None) -> list[str]:
+    """The columns of `view`, or with None the names of every public view."""
+    with psycopg.connect(url.replace("postgres://", "postgresql://")) as conn:
+        if view is None:
+            rows = conn.execute("SELECT viewname FROM pg_views WHERE schemaname = 'public'")
+        else:
+            rows = conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = %s",
+                [view],
+            )
+        return [r[0] for r in rows]
+
+
 @pytest.mark.postgres
 def test_migrations_apply_to_an_empty_postgres_database_and_unapply():
     settings = connection.settings_dict
@@ -118,12 +131,19 @@ def test_migrations_apply_to_an_empty_postgres_database_and_unapply():
         url = postgres_url(name)
 
         forward = manage("migrate", "--no-input", env={"DATABASE_URL": url})
+        first = manage("migrate", "publicapi", "0001", "--no-input", env={"DATABASE_URL": url})
+        first_columns = view_columns(url, "public_brand_runways")
         backward = manage("migrate", "publicapi", "zero", "--no-input", env={"DATABASE_URL": url})
+        none = view_columns(url, None)
         again = manage("migrate", "--no-input", env={"DATABASE_URL": url})
 
         assert forward.returncode == 0, forward.stderr
+        assert first.returncode == 0, first.stderr
+        assert "brand_slug" not in first_columns  # back at the first version of the views
         assert backward.returncode == 0, backward.stderr
+        assert none == []
         assert again.returncode == 0, again.stderr
+        assert "brand_slug" in view_columns(url, "public_brand_runways")
         with psycopg.connect(url.replace("postgres://", "postgresql://")) as conn:
             views = {
                 r[0]

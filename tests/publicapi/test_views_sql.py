@@ -4,6 +4,8 @@ SQLite)."""
 
 import pytest
 from django.db import connection
+from django.db.migrations.loader import MigrationLoader
+from django.db.migrations.operations import RunSQL
 from django.utils import timezone
 from hypothesis import settings as machine_settings
 from hypothesis import strategies as st
@@ -25,6 +27,7 @@ from publicapi.models import (
     PublicStreetSnap,
     PublicStreetSnapImage,
 )
+from publicapi.sql import BY_MIGRATION, views_for
 from tests.factories import (
     BrandFactory,
     RunwayFactory,
@@ -77,6 +80,23 @@ def test_each_view_has_exactly_its_models_columns(model):
 @pytest.mark.parametrize("model", PUBLIC_MODELS, ids=lambda m: m._meta.db_table)
 def test_no_view_exposes_review_job_or_checksum_columns(model):
     assert not PRIVATE_COLUMNS & set(view_columns(model._meta.db_table))
+
+
+def test_every_view_migration_names_its_views_for_restoring():
+    loader = MigrationLoader(connection, ignore_no_migrations=True)
+    own = {name for app, name in loader.disk_migrations if app == "publicapi"}
+    with_sql = {
+        name
+        for name in own
+        if any(
+            isinstance(op, RunSQL) for op in loader.disk_migrations["publicapi", name].operations
+        )
+    }
+    (newest,) = loader.graph.leaf_nodes("publicapi")
+
+    assert set(BY_MIGRATION) == with_sql
+    assert views_for(own) is BY_MIGRATION[newest[1]]
+    assert views_for(set()) == []
 
 
 def test_the_views_are_views_and_the_models_unmanaged():
