@@ -14,7 +14,8 @@ RUN pip install -r requirements.txt
 COPY . .
 # collectstatic needs settings but no database or secrets.
 RUN DEBUG=false python manage.py collectstatic --no-input \
-    && useradd --system --uid 1000 archive
+    && useradd --system --uid 1000 archive \
+    && mkdir -p /app/media && chown archive /app/media
 USER archive
 
 EXPOSE 8000

@@ -17,6 +17,7 @@ lint:
 worker:  ## an rq worker for both queues (needs REDIS_URL)
 	.venv/bin/python manage.py rqworker ingest maintenance --with-scheduler
 
-bench:
+bench:  ## every script in bench/ (BENCH_DATABASE_URL: the PostgreSQL server they use)
 	scripts/bootstrap.sh requirements-dev.txt
+	scripts/services.sh
 	for script in bench/*.py; do echo "== $$script"; .venv/bin/python $$script || exit 1; done

@@ -9,7 +9,8 @@ end.
 
     .venv/bin/python bench/legacy_import.py [--records 20000] [--images-per-record 20]
 
-Needs the local PostgreSQL (PGHOST/PGPORT/PGUSER, default 127.0.0.1:5432, postgres).
+Needs PostgreSQL: BENCH_DATABASE_URL names the server (default
+postgres://postgres@127.0.0.1:5432/postgres); the bench makes its own databases there.
 """
 
 from __future__ import annotations
@@ -20,19 +21,20 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "tests" / "catalog" / "legacy" / "schema.sql"
-HOST = os.environ.get("PGHOST", "127.0.0.1")
-PORT = os.environ.get("PGPORT", "5432")
-USER = os.environ.get("PGUSER", "postgres")
+SERVER = urlsplit(
+    os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+)
 
 
 def url(name: str) -> str:
-    return f"postgres://{USER}@{HOST}:{PORT}/{name}"
+    return urlunsplit(SERVER._replace(path=f"/{name}"))
 
 
 def _drop_sql(name: str) -> sql.Composed:

@@ -9,8 +9,9 @@ ETag) and, side by side, the two ways of fetching a list's covers:
   public image before sorting and cutting the page;
 - fetched after the page by id (prefetch_related), what the API does.
 
-Database: DATABASE_URL's server when it is PostgreSQL (a new database next to it, dropped at
-the end), else a temporary SQLite file.
+Database: a new database on BENCH_DATABASE_URL's PostgreSQL server (default
+postgres://postgres@127.0.0.1:5432/postgres), dropped at the end; BENCH_DATABASE_URL=sqlite
+measures a temporary SQLite file instead.
 
 Run: .venv/bin/python bench/public_api.py      (BENCH_RUNWAYS=50000 for a bigger archive)
 """
@@ -34,7 +35,7 @@ REPEATS = 9
 
 
 def choose_database() -> tuple[str, callable]:
-    url = os.environ.get("DATABASE_URL", "")
+    url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
     if url.startswith(("postgres://", "postgresql://")):
         import psycopg
 
