@@ -176,6 +176,15 @@ def png_bomb(width: int = 30_000, height: int = 30_000) -> bytes:
 # --- A local HTTP server: the "internet" the worker downloads from --------------------------------
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # socketserver listens with a backlog of 5. Twenty jobs downloading at once open far more
+    # connections than that; on a loaded machine the kernel then drops the surplus SYNs and
+    # the clients' retransmissions outlast the fetcher's connect timeout, so the test would
+    # see refusals a real image host (backlog in the hundreds) does not cause.
+    request_queue_size = 128
+
+
 @dataclass
 class Route:
     body: bytes = b""
@@ -250,8 +259,7 @@ class ImageServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
         # A short poll interval: shutdown() waits up to one interval.
         self.thread = threading.Thread(

@@ -36,12 +36,19 @@ def test_twenty_concurrent_jobs_for_one_new_album_make_one_record(image_server, 
         for _ in range(JOBS)
     ]
     # Every job has looked the album up and downloaded its images before any of them may
-    # write: all twenty then race for the one final transaction.
-    at_the_write = threading.Barrier(JOBS, timeout=120)
+    # write: all twenty then race for the one final transaction. The gate opens when the last
+    # job arrives, however long a loaded machine takes to get them there (a barrier with a
+    # timeout would turn slowness into twenty failed jobs).
+    progress = threading.Condition()
+    counts = {"at_the_write": 0, "ended_before": 0}
+    gate = threading.Event()
     real_write = pipeline._write
 
     def write_together(*args, **kwargs):
-        at_the_write.wait()
+        with progress:
+            counts["at_the_write"] += 1
+            progress.notify_all()
+        gate.wait()
         return real_write(*args, **kwargs)
 
     monkeypatch.setattr(pipeline, "_write", write_together)
@@ -54,18 +61,29 @@ def test_twenty_concurrent_jobs_for_one_new_album_make_one_record(image_server, 
             errors.append(exc)
         finally:
             connections.close_all()
+            if not gate.is_set():
+                # Ended while the gate was shut, so before the write (a failure): the test
+                # must not wait for this job to arrive; the assertions below report it.
+                with progress:
+                    counts["ended_before"] += 1
+                    progress.notify_all()
 
     # When they run at once, each on its own database connection.
     threads = [threading.Thread(target=work, args=(job.pk,)) for job in jobs]
     for thread in threads:
         thread.start()
+    with progress:
+        progress.wait_for(lambda: sum(counts.values()) == JOBS, timeout=600)
+    gate.set()
     for thread in threads:
         thread.join(timeout=300)
 
     # Then one record, one success, the rest skipped, none failed.
     assert errors == []
+    outcomes = Counter(IngestJob.objects.values_list("status", "reason"))
+    assert counts == {"at_the_write": JOBS, "ended_before": 0}, outcomes
     statuses = Counter(IngestJob.objects.values_list("status", flat=True))
-    assert statuses == {"succeeded": 1, "skipped": JOBS - 1}, statuses
+    assert statuses == {"succeeded": 1, "skipped": JOBS - 1}, outcomes
     reasons = Counter(IngestJob.objects.filter(status="skipped").values_list("reason", flat=True))
     assert set(reasons) <= {"lost_race", "exists_pending"}, reasons
     runway = Runway.objects.get()
