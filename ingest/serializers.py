@@ -5,15 +5,22 @@ so a misspelt or misplaced field (a street ``look_index``, a runway ``city``) is
 the field's name, never silently dropped data.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.conf import settings
 from django.core.validators import URLValidator
-from django.utils.text import slugify
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from catalog.keys import (
+    KeyValueError,
+    fold_whitespace,
+    normalize_city,
+    normalize_collection_type,
+    normalize_season_code,
+    normalize_source,
+)
 from ingest.models import IngestJob
 
 YEAR_MIN, YEAR_MAX = 1850, 2100
@@ -34,11 +41,30 @@ class HttpUrlField(serializers.CharField):
         )
 
 
-class FoldedCharField(serializers.CharField):
-    """Text with runs of whitespace folded to one space (entity-key parts and titles)."""
+class NormalisedCharField(serializers.CharField):
+    """Text put in its stored form by one of `catalog.keys`' functions, the same the editors'
+    form and the legacy import use, so every writer stores one key for one value.
+
+    The length limit (a validator, run after this) applies to the normalised value: that is
+    what the column must hold.
+    """
+
+    def __init__(self, *, normalise: Callable[[str], str], **kwargs):
+        self.normalise = normalise
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data):
-        return " ".join(super().to_internal_value(data).split())
+        try:
+            return self.normalise(super().to_internal_value(data))
+        except KeyValueError as error:
+            raise serializers.ValidationError(str(error)) from None
+
+
+class FoldedCharField(NormalisedCharField):
+    """Text with runs of whitespace folded to one space (brand as sent, season, titles)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(normalise=fold_whitespace, **kwargs)
 
 
 class StrictSerializer(serializers.Serializer):
@@ -120,7 +146,7 @@ class AlbumSerializerBase(StrictSerializer):
 
     def validate_source(self, value: str) -> str:
         # The source key (source, source_url) must not depend on how a crawler spells its id.
-        return value.lower()
+        return normalize_source(value)
 
     def validate(self, attrs):
         attrs = dict(attrs)
@@ -138,24 +164,11 @@ class RunwayAlbumSerializer(AlbumSerializerBase):
     image_serializer = RunwayAlbumImageSerializer
 
     brand = FoldedCharField(max_length=128)
-    season_code = serializers.CharField(max_length=16)
+    # Entity-key parts: "fw 24" -> "FW24", "Ready to Wear" -> "ready-to-wear".
+    season_code = NormalisedCharField(normalise=normalize_season_code, max_length=16)
     season = FoldedCharField(max_length=64, required=False, allow_blank=True, default="")
-    collection_type = serializers.CharField(max_length=32)
+    collection_type = NormalisedCharField(normalise=normalize_collection_type, max_length=32)
     title = FoldedCharField(max_length=255, required=False, allow_blank=True, default="")
-
-    def validate_season_code(self, value: str) -> str:
-        # Normalised ("fw 24" -> "FW24"): it is part of the entity key.
-        code = "".join(value.split()).upper()
-        if not code.replace("-", "").isalnum() or not code.isascii():
-            raise serializers.ValidationError("Letters and digits, e.g. FW24.")
-        return code
-
-    def validate_collection_type(self, value: str) -> str:
-        # "Ready to Wear" and "ready-to-wear" are one collection type (entity key).
-        slug = slugify(value)
-        if not slug:
-            raise serializers.ValidationError("A collection type, e.g. ready-to-wear.")
-        return slug
 
     def normalise_images(self, images):
         # Without look_index each image is its own look, numbered in list order.
@@ -171,7 +184,7 @@ class StreetAlbumSerializer(AlbumSerializerBase):
     other_kind_label = "runway album"
     image_serializer = StreetAlbumImageSerializer
 
-    city = FoldedCharField(max_length=64)
+    city = NormalisedCharField(normalise=normalize_city, max_length=64)
     month = serializers.IntegerField(min_value=1, max_value=12)
     # Part of the street entity key, so it cannot be blank.
     title = FoldedCharField(max_length=255)

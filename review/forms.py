@@ -1,7 +1,13 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
-from catalog.keys import fold_title
+from catalog.keys import (
+    KeyValueError,
+    fold_title,
+    normalize_city,
+    normalize_collection_type,
+    normalize_season_code,
+)
 from catalog.models import Runway, StreetSnap
 from catalog.services import ENTITY_KEY_TAKEN
 from review.conflicts import BadToken, Loaded, conflict_message, loaded_token, read_token
@@ -11,6 +17,20 @@ ENTITY_KEY = {
     StreetSnap: ("city", "year", "month"),  # and title_key, derived from the title
 }
 OUT_OF_DATE = "This page is out of date or incomplete. Reload it and make your changes again."
+# Entity-key fields an editor types, with the normaliser ingest and the legacy import use, and
+# what the field's help says happens to the value.
+NORMALISED_FIELDS = {
+    "season_code": (normalize_season_code, "Saved in its normal form: “fw 24” is saved as FW24."),
+    "collection_type": (
+        normalize_collection_type,
+        "Saved in its normal form: “Ready to Wear” is saved as ready-to-wear.",
+    ),
+    "city": (
+        normalize_city,
+        "Extra spaces are removed when saved; capitals are kept: “Paris” and “paris” are two "
+        "cities to the archive.",
+    ),
+}
 
 
 class LoadedField(forms.CharField):
@@ -36,6 +56,36 @@ class RecordForm(forms.ModelForm):
         self.loaded_state: Loaded | None = None
         if self.instance.pk and not self.is_bound:
             self.initial["loaded"] = loaded_token(self.instance)
+        for name, (_, help_text) in NORMALISED_FIELDS.items():
+            if name in self.fields:
+                self.fields[name].help_text = help_text
+
+    # Entity-key parts are saved in the form ingest looks them up in (catalog.keys): an editor's
+    # "fw24" saved as typed would be a second key for the show the next crawl sends as FW24.
+    def clean_season_code(self) -> str:
+        return self._normalised("season_code")
+
+    def clean_collection_type(self) -> str:
+        return self._normalised("collection_type")
+
+    def clean_city(self) -> str:
+        return self._normalised("city")
+
+    def _normalised(self, name: str) -> str:
+        normalise, _ = NORMALISED_FIELDS[name]
+        try:
+            value = normalise(self.cleaned_data[name])
+        except KeyValueError as error:
+            raise ValidationError(str(error), code="invalid") from None
+        # The field checked the length of what was typed; the column holds the normal form,
+        # which can be longer (a ligature "ﬁ" becomes "fi").
+        max_length = self.fields[name].max_length
+        if max_length is not None and len(value) > max_length:
+            raise ValidationError(
+                f"“{value}” is {len(value)} characters once normalised; at most {max_length}.",
+                code="max_length",
+            )
+        return value
 
     def clean(self):
         cleaned = super().clean()

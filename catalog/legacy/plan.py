@@ -8,6 +8,14 @@ status, and the lists an operator reads. The dry run prints it; the writer appli
 the same `decide_images` on the same album so the two cannot disagree.
 
 Rules (SPEC.md "Legacy migration"):
+- key and source values are put in the catalog's normal form first (catalog.keys, the same
+  functions ingest and the editors' form use): season_code "fw24" -> "FW24", collection_type
+  "Ready to Wear" -> "ready-to-wear", city whitespace folded, source "Vogue" -> "vogue",
+  source_url stripped. Every comparison below is between normal forms, and the normal form is
+  what is stored, so a later crawl finds the row by the key it sends. A runway whose
+  season_code or collection_type has no normal form (empty, "FW/24") stops the run, listed
+  with the rows that do not fit the catalog: a key no crawl and no editor can ever produce
+  would hide the show from dedup, and guessing one could merge two shows;
 - order: brands, then legacy published rows by id, then drafts by (created_at, id); live rows
   before soft-deleted ones. Soft-deleted rows never hold an entity key, so this only decides who
   keeps a shared source key: a live row never loses it to a deleted copy of itself;
@@ -31,10 +39,18 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from catalog.keys import fold_title
+from catalog.keys import (
+    KeyValueError,
+    fold_title,
+    normalize_city,
+    normalize_collection_type,
+    normalize_season_code,
+    normalize_source,
+    normalize_source_url,
+)
 from catalog.legacy.rows import (
     APPROVED,
     BRANDS,
@@ -69,6 +85,17 @@ MATCHED = "matched"
 SMALLINT_MAX = 32767
 
 PROGRESS_EVERY = 10_000
+
+# The catalog's column lengths (catalog/models.py; a test keeps them in step) for the values the
+# import normalises: a normal form can be longer than the legacy value (NFKD turns a ligature
+# into two letters), and a value too long for its column cannot be stored.
+MAX_LENGTH = {
+    "season_code": 16,
+    "collection_type": 32,
+    "city": 64,
+    "source": 32,
+    "source_url": 1024,
+}
 
 
 # --- What the planner reads ---------------------------------------------------------------
@@ -207,6 +234,8 @@ class RecordPlan:
     # counterpart). Superseded: the record that holds its entity key.
     holder: Ref | None = None
     approved: bool = False
+    # The key and source fields whose stored value differs from the legacy one (normal form).
+    normalised: tuple[str, ...] = ()
     cover: int | None = None  # legacy image id
     image_count: int = 0
 
@@ -263,6 +292,8 @@ class Plan:
     # Counters for the summary lines.
     covers: Counter = field(default_factory=Counter)
     remaps: Counter = field(default_factory=Counter)
+    # field -> inserted rows whose value was put in its normal form.
+    normalised: Counter = field(default_factory=Counter)
     # Planner self-checks that failed (should stay empty; the property tests hammer this).
     problems: list[str] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
@@ -284,8 +315,70 @@ class Plan:
 
 # --- Keys ---------------------------------------------------------------------------------
 
+# The fields of a legacy row that are key or source values, with their normal form. Runway key
+# parts may have none (the row stops the run); the others always have one.
+_RUNWAY_KEY_FIELDS = {
+    "season_code": normalize_season_code,
+    "collection_type": normalize_collection_type,
+}
+_STREET_KEY_FIELDS = {"city": normalize_city}
+_SOURCE_FIELDS = {"source": normalize_source, "source_url": normalize_source_url}
+
+
+def normalise_record(row: LegacyRecord) -> tuple[LegacyRecord, tuple[str, ...], list[str]]:
+    """`row` with its key and source values in the catalog's normal form, the names of the
+    fields that changed, and why a value cannot be stored (no normal form, or too long for its
+    column; such a value is kept as given and the row stops the run)."""
+    normalisers = _RUNWAY_KEY_FIELDS if row.kind == RUNWAY else _STREET_KEY_FIELDS
+    values: dict[str, str] = {}
+    problems: list[str] = []
+    for name, normalise in (normalisers | _SOURCE_FIELDS).items():
+        given = getattr(row, name)
+        try:
+            value = normalise(given)
+        except KeyValueError as error:
+            problems.append(f"{name} {given!r} has no normal form ({error})")
+            continue
+        if len(value) > MAX_LENGTH[name]:
+            problems.append(
+                f"{name} {value!r} is longer than {MAX_LENGTH[name]} characters once normalised"
+            )
+        elif value != given:
+            values[name] = value
+    return (replace(row, **values) if values else row), tuple(values), problems
+
+
+def normal_or_given(normalise: Callable[[str], str], value: str) -> str:
+    """The normal form of a value read from the catalog, or the value when it has none (it
+    then equals only a legacy value that has none either, and such a row stops the run)."""
+    try:
+        return normalise(value)
+    except KeyValueError:
+        return value
+
+
+def catalog_runway_key(brand_id: int, season_code: str, collection_type: str) -> tuple:
+    """The entity key of a runway already in the catalog, in the form legacy keys take.
+
+    Catalog rows are stored in normal form by every writer; normalising here as well keeps the
+    comparison honest for a row written before that was so (an editor's "fw24")."""
+    return (
+        brand_id,
+        normal_or_given(normalize_season_code, season_code),
+        normal_or_given(normalize_collection_type, collection_type),
+    )
+
+
+def catalog_street_key(city: str, year: int, month: int, title_key: str) -> tuple:
+    return (normalize_city(city), year, month, fold_title(title_key))
+
+
+def catalog_source_key(source: str, source_url: str) -> tuple[str, str]:
+    return (normalize_source(source), normalize_source_url(source_url))
+
 
 def runway_key(brand: BrandKey, row: LegacyRecord) -> tuple:
+    """The entity key of a legacy runway (its values already normalised)."""
     return (brand, row.season_code, row.collection_type)
 
 
@@ -416,6 +509,17 @@ def _plan_records(
 ) -> None:
     live_keys: dict[tuple, Ref] = dict(catalog.live_keys[kind])
     source_keys: dict[tuple[str, str], Ref] = dict(catalog.source_keys[kind])
+    # (table, legacy id) -> (fields put in normal form, values that cannot be stored).
+    normal_forms: dict[tuple[str, int], tuple[tuple[str, ...], list[str]]] = {}
+
+    def normalised(row: LegacyRecord) -> LegacyRecord:
+        row_normal, changed, problems = normalise_record(row)
+        normal_forms[(row.table.name, row.id)] = (changed, problems)
+        return row_normal
+
+    # From here on every row holds its normal form: keys compare it, and the writer stores it.
+    published = [normalised(row) for row in published]
+    drafts = [normalised(row) for row in drafts]
 
     def key_of(row: LegacyRecord) -> tuple | None:
         if kind == STREET:
@@ -429,12 +533,13 @@ def _plan_records(
 
     def decide(row: LegacyRecord) -> tuple[RecordPlan, bool]:
         """The row's plan, and whether the rules still have to place it."""
-        rp = RecordPlan(row, SKIPPED, key_of(row), brand_keys.get(row.brand_id))
+        changed, problems = normal_forms[(row.table.name, row.id)]
+        rp = RecordPlan(row, SKIPPED, key_of(row), brand_keys.get(row.brand_id), normalised=changed)
         plan.records[(row.table.name, row.id)] = rp
         if row.id in catalog.earlier_in(row.table.name):
             rp.outcome = EARLIER
             return rp, False
-        if reasons := _invalid(row, brand_keys):
+        if reasons := problems + _invalid(row, brand_keys):
             # Counted as skipped so the tallies still add up; the run stops on it anyway.
             plan.invalid.append(entry(rp, "; ".join(reasons)))
             return rp, False
@@ -471,6 +576,7 @@ def _plan_records(
             if source_key is not None:
                 source_keys[source_key] = rp.ref
             plan.inserts[kind].append(rp)
+            plan.normalised.update(rp.normalised)
             status = row.status
             plan.expected[(row.table.name, rp.outcome, status, rp.deleted)] += 1
         plan.tally(row.table.name, row.status).add(rp.outcome)

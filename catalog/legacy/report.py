@@ -112,6 +112,10 @@ def render_report(
     lines.append(
         f"approved drafts matched to their published counterpart: {len(plan.approved_matched):,}"
     )
+    normalised = ", ".join(f"{name} {n:,}" for name, n in sorted(plan.normalised.items()))
+    lines.append(
+        "values stored in their normal form (as ingest looks keys up): " + (normalised or "none")
+    )
     for list_title, entries in iter_entries(plan):
         lines.append("")
         lines += _entries(list_title, entries, list_limit)
@@ -170,6 +174,7 @@ def report_dict(
             "images": tallies(images=True),
             "remaps": dict(plan.remaps),
             "covers": dict(plan.covers),
+            "normalised": dict(plan.normalised),
             "lists": {
                 "unmatched_approved": [e.as_dict() for e in plan.unmatched_approved],
                 "invalid": [e.as_dict() for e in plan.invalid],

@@ -42,6 +42,9 @@ from catalog.legacy.plan import (
     RecordPlan,
     Ref,
     Ticker,
+    catalog_runway_key,
+    catalog_source_key,
+    catalog_street_key,
     decide_images,
     no_progress,
 )
@@ -81,7 +84,10 @@ Row = dict[str, object]  # field attname -> value, ready for the database
 
 
 def read_catalog_state() -> CatalogState:
-    """What the planner must know about the catalog: brands, held keys, the legacy id map."""
+    """What the planner must know about the catalog: brands, held keys, the legacy id map.
+
+    Keys are read in their normal form (catalog.keys), the form the planner gives legacy rows.
+    """
     state = CatalogState(brands_by_slug=dict(Brand.objects.values_list("slug", "id")))
     holders = models.Q(deleted_at__isnull=True) | ~models.Q(source_url="")
     runways = Runway.objects.filter(holders).values_list(
@@ -91,13 +97,14 @@ def read_catalog_state() -> CatalogState:
     streets = StreetSnap.objects.filter(holders).values_list(
         "id", "status", "source", "source_url", "deleted_at", "city", "year", "month", "title_key"
     )
+    entity_key = {RUNWAY: catalog_runway_key, STREET: catalog_street_key}
     for kind, rows in ((RUNWAY, runways), (STREET, streets)):
         for pk, status, source, source_url, deleted_at, *key in rows.iterator(chunk_size=5_000):
             ref = CatalogRef(kind, pk, status)
             if deleted_at is None:
-                state.live_keys[kind][tuple(key)] = ref
+                state.live_keys[kind][entity_key[kind](*key)] = ref
             if source_url:
-                state.source_keys[kind][(source, source_url)] = ref
+                state.source_keys[kind][catalog_source_key(source, source_url)] = ref
     id_map = LegacyIdMap.objects.values_list("legacy_table", "legacy_id", "new_id")
     for table, legacy_id, new_id in id_map.iterator(chunk_size=10_000):
         state.earlier.setdefault(table, {})[legacy_id] = new_id
@@ -315,6 +322,7 @@ class _Writer:
         ticker.finish()
 
     def _record(self, rp: RecordPlan) -> Row:
+        # The planner's row: key and source values are already in their normal form.
         row = rp.row
         record: Row = {
             "title": row.title or "",

@@ -2,8 +2,16 @@
 normalisation of entity-key parts."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rest_framework.exceptions import ValidationError
 
+from catalog.keys import (
+    normalize_city,
+    normalize_collection_type,
+    normalize_season_code,
+    normalize_source,
+)
 from ingest.serializers import album_validate
 from tests.ingest.conftest import runway_album, street_album
 
@@ -177,3 +185,62 @@ def test_a_non_object_body_is_refused():
 @pytest.mark.parametrize("season_code", ["FW/24", "ÉTÉ24", "   "])
 def test_a_season_code_is_letters_and_digits(season_code):
     assert "season_code" in errors_of(runway_album([URL], season_code=season_code))
+
+
+# --- Entity-key and source-key parts: the catalog's normal forms -----------------------------
+
+
+@given(
+    season_code=st.sampled_from(["fw24", "FW 24", " Fw-24 ", "ss25", "PF25"]),
+    collection_type=st.sampled_from(["Ready to Wear", "ready_to_wear", "Pre-Fall", "Couture"]),
+    source=st.sampled_from(["Vogue", "VOGUE", "the.Impression", "wwd"]),
+    city=st.sampled_from(["Copenhagen", "  New   York ", "saint-Tropez"]),
+)
+def test_key_parts_are_stored_in_the_form_the_catalog_keys_give(
+    season_code, collection_type, source, city
+):
+    # One function per key part: the editors' form and the legacy import call the same ones.
+    runway = album_validate(
+        runway_album([URL], season_code=season_code, collection_type=collection_type, source=source)
+    )
+    street = album_validate(street_album([URL], city=city, source=source))
+
+    assert runway["season_code"] == normalize_season_code(season_code)
+    assert runway["collection_type"] == normalize_collection_type(collection_type)
+    assert runway["source"] == street["source"] == normalize_source(source)
+    assert street["city"] == normalize_city(city)
+
+
+@pytest.mark.parametrize(
+    ("field", "sent", "stored"),
+    [
+        ("season_code", "FW-24", "FW24"),
+        ("collection_type", "ready_to_wear", "ready-to-wear"),
+        ("collection_type", "Prêt-à-porter", "pret-a-porter"),
+    ],
+)
+def test_other_spellings_of_a_key_part_are_one_key(field, sent, stored):
+    assert album_validate(runway_album([URL], **{field: sent}))[field] == stored
+
+
+def test_a_city_keeps_its_case_and_loses_its_extra_spaces():
+    assert album_validate(street_album([URL], city=" New \t York "))["city"] == "New York"
+
+
+@pytest.mark.parametrize("season_code", ["ß24", "ﬀ24"])
+def test_a_season_code_that_is_ascii_only_once_upper_cased_is_refused(season_code):
+    # "ß".upper() is "SS": checked before upper-casing, or it would pass as letters.
+    assert "season_code" in errors_of(runway_album([URL], season_code=season_code))
+
+
+def test_the_collection_type_length_is_checked_once_normalised():
+    # 20 ligatures are 20 characters sent and 40 stored: too long for the column (32).
+    errors = errors_of(runway_album([URL], collection_type="ﬀ" * 20))
+
+    assert "32" in str(errors["collection_type"][0])
+
+
+def test_a_collection_type_without_letters_or_digits_is_refused():
+    errors = errors_of(runway_album([URL], collection_type="---"))
+
+    assert "ready-to-wear" in str(errors["collection_type"][0])

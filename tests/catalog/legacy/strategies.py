@@ -3,6 +3,8 @@
 Small value pools on purpose: with two slugs, two seasons, two cities and a handful of titles
 and source URLs, entity keys and source keys collide often, drafts pile up on published keys,
 parents and dup_of point at images that are missing, skipped, deleted or details themselves.
+Key and source values come in several spellings of one normal form ("fw24", "FW24"; "Vogue",
+"vogue"), so collisions are often between spellings; with `invalid`, some have none.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from catalog.legacy.rows import (
 from tests.catalog.legacy.archive import MemoryArchive, at, image_key
 
 SLUGS = ["acme", "beta"]
-SEASONS = ["FW24", "SS25"]
-COLLECTION_TYPES = ["ready-to-wear", "couture"]
-CITIES = ["Paris", "Oslo"]
+SEASONS = ["FW24", "fw24", "Fw-24", "SS25"]
+INVALID_SEASONS = ["", "FW/24"]
+COLLECTION_TYPES = ["ready-to-wear", "Ready to Wear", "couture", "Couture "]
+CITIES = ["Paris", " paris", "Oslo", "Oslo  "]
 STREET_TITLES = [None, "", "Look", " Look ", "Look  Book", "Look Book", "look book"]
 RUNWAY_TITLES = ["", "Show", "Show  2"]
 SOURCE_KEYS = [
@@ -33,6 +36,8 @@ SOURCE_KEYS = [
     ("vogue", ""),
     ("vogue", "https://example.com/1"),
     ("vogue", "https://example.com/2"),
+    ("Vogue", "https://example.com/2"),
+    ("VOGUE ", "https://example.com/1 "),
     ("wwd", "https://example.com/1"),
 ]
 TIMES = [at(0), at(1), at(2)]
@@ -95,7 +100,9 @@ def archives(
                     "title": draw(st.sampled_from(RUNWAY_TITLES)),
                     "brand_id": draw(st.sampled_from(brands)),
                     "season": "",
-                    "season_code": draw(st.sampled_from(SEASONS)),
+                    "season_code": draw(
+                        st.sampled_from(SEASONS + INVALID_SEASONS if invalid else SEASONS)
+                    ),
                     "collection_type": draw(st.sampled_from(COLLECTION_TYPES)),
                 }
             else:

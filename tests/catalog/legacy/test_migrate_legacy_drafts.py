@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
+from django.utils import timezone
 
 from catalog.keys import fold_title
 from catalog.legacy import writer
@@ -36,6 +37,7 @@ from publicapi.models import PublicBrand, PublicRunway, PublicStreetSnap, Public
 from tests.catalog.legacy import scenario
 from tests.catalog.legacy.archive import ALL_TABLES, at
 from tests.catalog.legacy.support import catalog_counts, migrate
+from tests.factories import BrandFactory, RunwayFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -323,6 +325,61 @@ class TestRealRun:
         assert image.dup_of_id == new_id(RUNWAYS.image_table, s.r1_a)
         assert Runway.objects.get(pk=new_id(RUNWAY_DRAFTS.name, late_draft)).status == PENDING
         assert "earlier runs" in out
+
+
+class TestNormalForms:
+    """Key and source values from the legacy database are compared and stored in the normal
+    form ingest looks keys up in (catalog.keys)."""
+
+    def test_spellings_are_stored_normalised_and_collide_with_the_catalog(self, legacy, inserter):
+        acme_id = BrandFactory(slug="acme", name="Acme").pk
+        crawled = RunwayFactory(
+            brand_id=acme_id, season_code="FW24", collection_type="ready-to-wear"
+        )
+        deleted = RunwayFactory(
+            source="vogue", source_url="https://example.com/gone", deleted_at=timezone.now()
+        )
+        acme = legacy.brand("acme")
+        shadow = legacy.runway(acme, "fw24", collection_type="Ready to Wear")
+        gone = legacy.runway(acme, "SS25", source="Vogue", source_url="https://example.com/gone")
+        kept = legacy.runway_draft(
+            acme, "pf 25", PENDING, collection_type="Pre-Fall", source="VOGUE", source_url="u"
+        )
+        snap = legacy.street(" New  York ", 2024, 9, "Look", source="Vogue", source_url="v")
+
+        code, out, err = migrate(legacy.conninfo)
+
+        assert code == 0, out + err
+        assert mapped(RUNWAYS.name, shadow).outcome == "superseded"
+        assert f"entity key is held by existing runway #{crawled.pk}" in out
+        assert (mapped(RUNWAYS.name, gone).outcome, new_id(RUNWAYS.name, gone)) == (
+            "skipped",
+            deleted.pk,
+        )
+        runway = Runway.objects.get(pk=new_id(RUNWAY_DRAFTS.name, kept))
+        assert (runway.season_code, runway.collection_type, runway.source) == (
+            "PF25",
+            "pre-fall",
+            "vogue",
+        )
+        street = StreetSnap.objects.get(pk=new_id(STREETS.name, snap))
+        assert (street.city, street.source) == ("New York", "vogue")
+        assert (
+            "values stored in their normal form (as ingest looks keys up): city 1,"
+            " collection_type 2, season_code 2, source 2" in out
+        )
+
+    def test_a_runway_without_a_season_code_stops_the_run(self, legacy):
+        acme = legacy.brand("acme")
+        legacy.runway(acme, "FW24")
+        blank = legacy.runway(acme, "")
+
+        code, out, _ = migrate(legacy.conninfo)
+
+        assert code == 1
+        assert f"brand_runways #{blank} (published)" in out
+        assert "season_code '' has no normal form (Letters and digits, e.g. FW24.)" in out
+        assert Runway.objects.count() == 0
 
 
 class TestFailures:

@@ -6,10 +6,18 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from catalog.keys import fold_title
+from catalog.keys import (
+    fold_title,
+    normalize_city,
+    normalize_collection_type,
+    normalize_season_code,
+    normalize_source,
+    normalize_source_url,
+)
 from catalog.legacy.plan import (
     CREATED,
     EARLIER,
@@ -172,6 +180,142 @@ class TestCatalogAlreadyHolding:
         assert (by_id[2].outcome, by_id[2].key) == (MATCHED, 9)
         # The live row names the new brand; its deleted duplicate is matched to it.
         assert (by_id[4].outcome, by_id[3].outcome) == (CREATED, MATCHED)
+
+
+class TestNormalForms:
+    """Keys compare, and rows are stored, in the catalog's normal form (catalog.keys)."""
+
+    def test_a_fw24_ready_to_wear_row_is_superseded_by_a_catalog_FW24_ready_to_wear_record(self):
+        catalog = CatalogState(brands_by_slug={"acme": 7})
+        catalog.live_keys[RUNWAY][(7, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 70, PENDING)
+
+        plan = build_plan(
+            archive(record(RUNWAYS, 1, season_code="fw24", collection_type="Ready to Wear")),
+            catalog,
+        )
+
+        rp = plan.records[(RUNWAYS.name, 1)]
+        assert (rp.outcome, rp.holder, rp.deleted) == (
+            SUPERSEDED,
+            CatalogRef(RUNWAY, 70, PENDING),
+            True,
+        )
+
+    def test_a_legacy_Vogue_row_is_skipped_for_a_catalog_vogue_record_of_its_url(self):
+        catalog = CatalogState()
+        # Deleted in the catalog: deleting is terminal for the article, whatever the case.
+        catalog.source_keys[RUNWAY][("vogue", "https://example.com/a")] = CatalogRef(RUNWAY, 5)
+
+        plan = build_plan(
+            archive(record(RUNWAYS, 1, source="Vogue", source_url=" https://example.com/a ")),
+            catalog,
+        )
+
+        rp = plan.records[(RUNWAYS.name, 1)]
+        assert (rp.outcome, rp.holder) == (SKIPPED, CatalogRef(RUNWAY, 5))
+
+    def test_legacy_rows_spelling_one_key_differently_collide(self):
+        plan = build_plan(
+            archive(
+                record(RUNWAYS, 1, season_code="FW24", collection_type="ready-to-wear"),
+                record(
+                    RUNWAY_DRAFTS, 2, PENDING, season_code="fw 24", collection_type="Ready to Wear"
+                ),
+                record(
+                    RUNWAY_DRAFTS, 3, PENDING, season_code="SS25", source="VOGUE", source_url="u"
+                ),
+                record(
+                    RUNWAY_DRAFTS, 4, PENDING, season_code="PF25", source="vogue", source_url="u"
+                ),
+                record(STREETS, 5, city="Paris", title="Look"),
+                record(STREETS, 6, city=" Paris ", title="Look"),
+            ),
+            CatalogState(),
+        )
+
+        assert [outcome(plan, RUNWAY_DRAFTS, i) for i in (2, 3, 4)] == [
+            SUPERSEDED,
+            IMPORTED,
+            SKIPPED,
+        ]
+        assert outcome(plan, STREETS, 6) == SUPERSEDED
+
+    def test_an_approved_draft_matches_its_published_row_in_another_spelling(self):
+        plan = build_plan(
+            archive(
+                record(RUNWAYS, 1, season_code="FW24", collection_type="ready-to-wear"),
+                record(
+                    RUNWAY_DRAFTS, 2, APPROVED, season_code="fw24", collection_type="Ready To Wear"
+                ),
+            ),
+            CatalogState(),
+        )
+
+        assert plan.records[(RUNWAY_DRAFTS.name, 2)].holder == LegacyRef(RUNWAYS.name, 1)
+        assert not plan.blocked
+
+    def test_the_row_to_store_holds_the_normal_forms_and_the_report_counts_them(self):
+        plan = build_plan(
+            archive(
+                record(
+                    RUNWAYS,
+                    1,
+                    season_code="fw-24",
+                    collection_type="Ready to Wear",
+                    source="Vogue",
+                    source_url="https://example.com/A ",
+                    title="Acme  Show",
+                ),
+                record(STREETS, 2, city="  New   York ", source="vogue", source_url="v"),
+            ),
+            CatalogState(),
+        )
+
+        runway = plan.records[(RUNWAYS.name, 1)]
+        street = plan.records[(STREETS.name, 2)]
+        values = ("season_code", "collection_type", "source", "source_url", "title")
+        assert tuple(getattr(runway.row, name) for name in values) == (
+            "FW24",
+            "ready-to-wear",
+            "vogue",
+            "https://example.com/A",
+            "Acme  Show",  # titles are stored as given
+        )
+        assert street.row.city == "New York"
+        assert set(runway.normalised) == {"season_code", "collection_type", "source", "source_url"}
+        assert street.normalised == ("city",)
+        assert plan.normalised == {
+            "season_code": 1,
+            "collection_type": 1,
+            "source": 1,
+            "source_url": 1,
+            "city": 1,
+        }
+
+    @pytest.mark.parametrize(
+        ("values", "reason"),
+        [
+            ({"season_code": ""}, "season_code '' has no normal form (Letters and digits"),
+            ({"season_code": "FW/24"}, "season_code 'FW/24' has no normal form"),
+            ({"collection_type": " "}, "collection_type ' ' has no normal form"),
+            ({"collection_type": "ﬀ" * 17}, "longer than 32 characters once normalised"),
+        ],
+    )
+    def test_a_runway_key_part_without_a_normal_form_stops_the_run(self, values, reason):
+        plan = build_plan(archive(record(RUNWAYS, 1, **values), record(RUNWAYS, 2)), CatalogState())
+
+        [invalid] = plan.invalid
+        assert (invalid.id, outcome(plan, RUNWAYS, 1)) == (1, SKIPPED)
+        assert reason in invalid.reason
+        assert plan.blocked
+
+    def test_a_street_with_no_city_is_imported_as_an_unknown_city(self):
+        # Like year and month 0 and a NULL title: the legacy archive's "unknown", kept.
+        plan = build_plan(archive(record(STREETS, 1, city="  ")), CatalogState())
+
+        assert outcome(plan, STREETS, 1) == IMPORTED
+        assert plan.records[(STREETS.name, 1)].row.city == ""
+        assert not plan.blocked
 
 
 class TestApprovedDrafts:
@@ -424,6 +568,15 @@ def test_every_plan_accounts_for_every_row_and_references_only_imported_images(a
         sources = [(rp.row.source, rp.row.source_url) for rp in inserted if rp.row.source_url]
         assert len(sources) == len(set(sources))
         assert not set(sources) & set(catalog.source_keys[kind])
+        # What is stored is in normal form: the form ingest looks keys up in.
+        for rp in inserted:
+            assert normalize_source(rp.row.source) == rp.row.source
+            assert normalize_source_url(rp.row.source_url) == rp.row.source_url
+            if kind == RUNWAY:
+                assert normalize_season_code(rp.row.season_code) == rp.row.season_code
+                assert normalize_collection_type(rp.row.collection_type) == rp.row.collection_type
+            else:
+                assert normalize_city(rp.row.city) == rp.row.city
         # A superseded row is inserted soft-deleted; a legacy soft-deleted row stays deleted.
         assert all(rp.deleted for rp in inserted if rp.outcome == SUPERSEDED or rp.row.deleted)
 

@@ -4,8 +4,10 @@ legacy archive, so it runs on the SQLite pass too: there the writer uses bulk_cr
 from collections import Counter
 
 import pytest
+from django.utils import timezone
 from hypothesis import given, settings
 
+from catalog import selectors
 from catalog.legacy import writer
 from catalog.legacy.plan import INSERTED
 from catalog.legacy.rows import APPROVED, PENDING, RUNWAYS, STREET_DRAFTS, STREETS
@@ -13,6 +15,7 @@ from catalog.legacy.services import legacy_archive_migrate
 from catalog.models import LegacyIdMap, Runway, StreetSnap, StreetSnapImage
 from tests.catalog.legacy.archive import archive, image, record
 from tests.catalog.legacy.strategies import archives
+from tests.factories import BrandFactory, RunwayFactory, StreetSnapFactory
 from tests.support import rollback_each_example
 
 pytestmark = pytest.mark.django_db
@@ -123,3 +126,97 @@ def test_the_database_checks_catch_what_a_writer_bug_would_leave(
     assert not result.written
     assert [f for f in result.failures if failed_check in f], result.failures
     assert StreetSnapImage.objects.count() == 0
+
+
+# --- Keys in normal form (catalog.keys) ------------------------------------------------------
+
+
+def test_legacy_values_are_stored_in_the_normal_form_ingest_looks_up():
+    legacy = archive(
+        record(
+            RUNWAYS,
+            1,
+            season_code="fw24",
+            collection_type="Ready to Wear",
+            source="Vogue",
+            source_url=" https://example.com/shows/acme-fw24",
+            title="Acme  FW24",
+        ),
+        record(STREETS, 2, city=" New  York ", source="TheImpression", source_url="u"),
+    )
+
+    result = legacy_archive_migrate(source=legacy, dry_run=False)
+
+    assert result.written, result.failures
+    runway = Runway.objects.get()
+    assert (runway.season_code, runway.collection_type, runway.source, runway.source_url) == (
+        "FW24",
+        "ready-to-wear",
+        "vogue",
+        "https://example.com/shows/acme-fw24",
+    )
+    assert runway.title == "Acme  FW24"  # titles are stored as given
+    # What the next crawl of this show looks up finds it (source key, then entity key).
+    assert selectors.runway_by_source_key(source="vogue", source_url=runway.source_url) == runway
+    assert (
+        selectors.runway_by_entity_key(
+            brand=runway.brand, season_code="FW24", collection_type="ready-to-wear"
+        )
+        == runway
+    )
+    snap = StreetSnap.objects.get()
+    assert (snap.city, snap.source) == ("New York", "theimpression")
+
+
+def test_a_legacy_row_is_superseded_by_a_catalog_record_of_its_key_in_another_spelling():
+    acme = BrandFactory(slug="acme")
+    crawled = RunwayFactory(brand=acme, season_code="FW24", collection_type="ready-to-wear")
+    legacy = archive(record(RUNWAYS, 1, season_code="fw24", collection_type="Ready to Wear"))
+
+    result = legacy_archive_migrate(source=legacy, dry_run=False)
+
+    assert result.written, result.failures
+    imported = Runway.objects.exclude(pk=crawled.pk).get()
+    assert imported.deleted_at is not None
+    assert LegacyIdMap.objects.get(legacy_table=RUNWAYS.name).outcome == "superseded"
+    assert [e.reason for e in result.plan.superseded] == [
+        f"entity key is held by existing runway #{crawled.pk}"
+    ]
+
+
+def test_a_legacy_source_in_another_case_is_skipped_for_a_deleted_catalog_record():
+    # Deleting is terminal for an article: the legacy copy of a deleted crawl stays out.
+    deleted = StreetSnapFactory(
+        source="vogue", source_url="https://example.com/a", deleted_at=timezone.now()
+    )
+    legacy = archive(record(STREETS, 1, source="Vogue", source_url="https://example.com/a"))
+
+    result = legacy_archive_migrate(source=legacy, dry_run=False)
+
+    assert result.written, result.failures
+    assert StreetSnap.objects.get() == deleted
+    assert LegacyIdMap.objects.get(legacy_table=STREETS.name).new_id == deleted.pk
+
+
+def test_catalog_keys_are_read_in_normal_form():
+    # A row written before every writer normalised (an editor's "fw24", a city with a stray
+    # space) still holds its key against the legacy rows.
+    old = RunwayFactory(season_code="fw24", collection_type="Ready to Wear")
+    snap = StreetSnapFactory(city="Oslo ", year=2024, month=8, title="Look  Book")
+    gone = RunwayFactory(source="Vogue", source_url="u", deleted_at=timezone.now())
+
+    state = writer.read_catalog_state()
+
+    assert state.live_keys["runway"][(old.brand_id, "FW24", "ready-to-wear")].id == old.pk
+    assert state.live_keys["street"][("Oslo", 2024, 8, "Look Book")].id == snap.pk
+    assert state.source_keys["runway"][("vogue", "u")].id == gone.pk
+
+
+def test_an_unnormalisable_season_code_stops_the_run_and_writes_nothing():
+    legacy = archive(record(RUNWAYS, 1), record(RUNWAYS, 2, season_code=""))
+
+    result = legacy_archive_migrate(source=legacy, dry_run=False)
+
+    assert not result.written
+    assert any("every row fits the catalog" in failure for failure in result.failures)
+    assert Runway.objects.count() == LegacyIdMap.objects.count() == 0
