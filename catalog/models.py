@@ -103,10 +103,6 @@ class Record(models.Model):
     class Meta:
         abstract = True
 
-    @property
-    def is_deleted(self) -> bool:
-        return self.deleted_at is not None
-
 
 def record_constraints(prefix: str, entity_key: list[str]) -> list[models.BaseConstraint]:
     return [
@@ -237,10 +233,6 @@ class RecordImage(models.Model):
 
     class Meta:
         abstract = True
-
-    @property
-    def is_deleted(self) -> bool:
-        return self.deleted_at is not None
 
 
 def image_indexes(prefix: str, record: str) -> list[models.Index]:

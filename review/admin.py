@@ -9,6 +9,7 @@ review.services (transitions), and their refusals become messages.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
@@ -41,14 +42,23 @@ from catalog.services import (
     image_soft_delete,
     record_set_cover,
     record_update,
-    street_image_attach,
     street_image_attach_to_previous,
     street_image_detach,
+    street_images_attach,
 )
 from review.conflicts import BadToken, Loaded, conflict_message, loaded_token, read_token
 from review.forms import OUT_OF_DATE, ReasonForm, RecordForm
 from review.models import ReviewEvent
-from review.services import TRANSITIONS, Action, kind_label, permission_name, record_transition
+from review.selectors import record_review_history
+from review.services import (
+    TRANSITIONS,
+    Action,
+    kind_label,
+    permission_name,
+    record_approve,
+    record_reject,
+    record_unpublish,
+)
 
 Status = Record.Status
 STATUS_TABS = [
@@ -75,6 +85,17 @@ def admin_url(model, view: str, *args) -> str:
 def thumbnail_url(image: RecordImage | None) -> str:
     # Keys are content-addressed and public; the URL is computed, no request to the storage.
     return default_storage.url(image.storage_key) if image is not None else ""
+
+
+def ingest_job_url(job_id: int | None) -> str:
+    """The ingest job's admin page, when the ingest admin is installed (review does not
+    import ingest: the URL name is the only link between them)."""
+    if not job_id:
+        return ""
+    try:
+        return reverse("admin:ingest_ingestjob_change", args=[job_id])
+    except NoReverseMatch:
+        return ""
 
 
 # --- List filters --------------------------------------------------------------------------
@@ -120,51 +141,6 @@ class HasDuplicatesFilter(admin.SimpleListFilter):
         if self.value() == "no":
             return queryset.filter(duplicate_count=0)
         return queryset
-
-
-# --- History inlines -----------------------------------------------------------------------
-
-
-class ReviewHistoryInline(admin.TabularInline):
-    """The record's review history, read-only: rows are only ever added, by the service."""
-
-    model = ReviewEvent
-    verbose_name = "review event"
-    verbose_name_plural = "Review history"
-    fields = ("at", "actor", "action", "from_status", "to_status", "reason", "edits")
-    readonly_fields = fields
-    extra = 0
-    max_num = 0
-    can_delete = False
-    show_change_link = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).select_related("actor")
-
-    @admin.display(description="field edits")
-    def edits(self, event: ReviewEvent) -> str:
-        return format_html_join(
-            "",
-            "<div>{}: “{}” → “{}”</div>",
-            ((name, old, new) for name, (old, new) in event.changes.items()),
-        )
-
-
-class RunwayHistoryInline(ReviewHistoryInline):
-    fk_name = "runway"
-
-
-class StreetSnapHistoryInline(ReviewHistoryInline):
-    fk_name = "street_snap"
 
 
 # --- Records -------------------------------------------------------------------------------
@@ -340,9 +316,8 @@ class RecordAdmin(admin.ModelAdmin):
     def ingest_job(self, obj: Record) -> str:
         if not obj.ingest_job_id:
             return "–"
-        try:  # the ingest admin lives in another app; link to it when it is there
-            url = reverse("admin:ingest_ingestjob_change", args=[obj.ingest_job_id])
-        except NoReverseMatch:
+        url = ingest_job_url(obj.ingest_job_id)
+        if not url:
             return str(obj.ingest_job_id)
         return format_html('<a href="{}">job {}</a>', url, obj.ingest_job_id)
 
@@ -389,7 +364,8 @@ class RecordAdmin(admin.ModelAdmin):
         images = list(obj.images.live().select_related("dup_of").order_by("sort_order", "pk"))
         tiles = {image.pk: self.tile(obj, image) for image in images}
         pending = obj.status == Status.PENDING
-        can_change = self.has_change_permission(request, obj)
+        history = record_review_history(record=obj)
+        last = history[-1] if history else None
         return {
             "token": token,
             "is_street": self.model is StreetSnap,
@@ -397,13 +373,22 @@ class RecordAdmin(admin.ModelAdmin):
             "image_total": len(images),
             "mains": [image for image in images if not getattr(image, "is_detail", False)],
             "can_curate": self.has_curate_permission(request, obj),
-            "can_approve": pending and can_change and self.has_publish_permission(request, obj),
+            # Approving needs the publish permission, from this page as from the list. With
+            # the change permission too, the page's Approve button saves the field edits
+            # with it (the main form); without it, the page is read-only and its Approve
+            # button approves the album as it stands, like the bulk action.
+            "can_approve": pending and self.has_publish_permission(request, obj),
+            "approve_saves_edits": self.has_change_permission(request, obj),
             "can_reject": pending and self.has_reject_permission(request, obj),
             "can_unpublish": obj.status == Status.PUBLISHED
             and self.has_publish_permission(request, obj),
+            "approve_url": admin_url(obj, "approve", obj.pk),
             "reject_url": admin_url(obj, "reject", obj.pk),
             "unpublish_url": admin_url(obj, "unpublish", obj.pk),
             "attach_url": admin_url(obj, "attach", obj.pk),
+            "history": history,
+            "recrawled": last if last is not None and last.recrawl and pending else None,
+            "ingest_job_url": ingest_job_url(obj.ingest_job_id),
         }
 
     def tile(self, obj: Record, image: RecordImage) -> dict[str, Any]:
@@ -444,9 +429,8 @@ class RecordAdmin(admin.ModelAdmin):
         loaded = form.loaded_state
         try:
             if "_approve" in request.POST:
-                record_transition(
+                record_approve(
                     record=obj,
-                    action=Action.APPROVE,
                     actor=request.user,
                     changes=changes,
                     expected_version=loaded.version,
@@ -505,6 +489,11 @@ class RecordAdmin(admin.ModelAdmin):
                 "<path:object_id>/images/attach/",
                 view(self.attach_view),
                 name=f"{prefix}_attach",
+            ),
+            path(
+                "<path:object_id>/approve/",
+                view(self.approve_view),
+                name=f"{prefix}_approve",
             ),
             path(
                 "<path:object_id>/reject/",
@@ -582,17 +571,11 @@ class RecordAdmin(admin.ModelAdmin):
                 image_ids = sorted({int(pk) for pk in request.POST.getlist("images")})
             except ValueError:
                 raise RecordWriteRefused("Choose a main image and at least one image.") from None
-            if not image_ids:
-                raise RecordWriteRefused("Select the images to attach first.")
-            main = self.image_stub(obj, main_id)
-            for position, image_id in enumerate(image_ids):
-                # One lock for all: the first call checks the loaded version, the next ones
-                # run under the lock it took (and see the version it bumped).
-                street_image_attach(
-                    image=self.image_stub(obj, image_id),
-                    main=main,
-                    expected_version=loaded.version if position == 0 else None,
-                )
+            street_images_attach(
+                images=[self.image_stub(obj, image_id) for image_id in image_ids],
+                main=self.image_stub(obj, main_id),
+                expected_version=loaded.version,
+            )
             listed = ", ".join(str(pk) for pk in image_ids)
             noun = "Image" if len(image_ids) == 1 else "Images"
             return f"{noun} {listed} attached to main image {main_id}."
@@ -618,12 +601,53 @@ class RecordAdmin(admin.ModelAdmin):
     def change_url(self, object_id) -> str:
         return admin_url(self.model, "change", unquote(str(object_id)))
 
+    def decide_on_page(self, request, token: str | None, decide: Callable[[int], Any]) -> bool:
+        """Run one transition from a record's page at the version the page was loaded at;
+        say why when it is refused. True when it was applied."""
+        try:
+            loaded = read_token(token)
+        except BadToken:
+            self.message_user(request, OUT_OF_DATE, messages.ERROR)
+            return False
+        try:
+            decide(loaded.version)
+        except StaleRecord as stale:
+            self.message_user(request, conflict_message(stale.record, loaded), messages.ERROR)
+        except RecordWriteRefused as refusal:
+            self.message_user(request, str(refusal), messages.ERROR)
+        else:
+            return True
+        return False
+
+    def approve_view(self, request, object_id):
+        """Approve the album as it stands, without field edits: the record page's Approve
+        button for an editor who may publish but not edit (with the change permission, the
+        button submits the main form and saves the edits with the approve)."""
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            return HttpResponseRedirect(reverse("admin:index"))
+        if not self.has_publish_permission(request, obj):
+            raise PermissionDenied
+        if request.method != "POST":
+            return HttpResponseRedirect(self.change_url(obj.pk))
+        approved = self.decide_on_page(
+            request,
+            request.POST.get("loaded"),
+            lambda version: record_approve(
+                record=obj, actor=request.user, expected_version=version
+            ),
+        )
+        if not approved:
+            return HttpResponseRedirect(self.change_url(obj.pk))
+        self.message_user(request, f"Approved and published “{obj}”.", messages.SUCCESS)
+        return self.next_in_queue(request, obj)
+
     def transition_view(self, request, object_id, action: str):
         """The intermediate page of reject and unpublish: asks for the reason, then applies."""
         obj = self.get_object(request, unquote(object_id))
         if obj is None:
             return HttpResponseRedirect(reverse("admin:index"))
-        transition = TRANSITIONS[action]
+        transition, service = TRANSITIONS[action], self.reason_service(action)
         allowed = (
             self.has_reject_permission(request, obj)
             if action == Action.REJECT
@@ -634,26 +658,17 @@ class RecordAdmin(admin.ModelAdmin):
         token = request.POST.get("loaded") or loaded_token(obj)
         form = ReasonForm(request.POST if "confirm" in request.POST else None)
         if form.is_bound and form.is_valid():
-            try:
-                loaded = read_token(token)
-                record_transition(
-                    record=obj,
-                    action=action,
-                    actor=request.user,
-                    reason=form.cleaned_data["reason"],
-                    expected_version=loaded.version,
-                )
-            except BadToken:
-                self.message_user(request, OUT_OF_DATE, messages.ERROR)
-            except StaleRecord as stale:
-                self.message_user(request, conflict_message(stale.record, loaded), messages.ERROR)
-            except RecordWriteRefused as refusal:
-                self.message_user(request, str(refusal), messages.ERROR)
-            else:
+            reason = form.cleaned_data["reason"]
+            decided = self.decide_on_page(
+                request,
+                token,
+                lambda version: service(
+                    record=obj, actor=request.user, reason=reason, expected_version=version
+                ),
+            )
+            if decided:
                 self.message_user(
-                    request,
-                    f"{transition.done.capitalize()} “{obj}”: {form.cleaned_data['reason']}",
-                    messages.SUCCESS,
+                    request, f"{transition.done.capitalize()} “{obj}”: {reason}", messages.SUCCESS
                 )
                 if action == Action.REJECT:
                     return self.next_in_queue(request, obj)
@@ -695,9 +710,19 @@ class RecordAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/review/transition_reason.html", context)
 
     # --- bulk actions --------------------------------------------------------------------
+    # Each calls its transition's service (record_approve, record_reject, record_unpublish)
+    # once per selected album. Approve applies no field edits here, so like reject and
+    # unpublish it needs only its own permission: the same as the record page's Approve.
     @admin.action(permissions=["publish"], description="Approve and publish selected albums")
     def approve_selected(self, request, queryset):
-        self.apply_to_each(request, queryset, Action.APPROVE, reason="")
+        self.apply_to_each(
+            request,
+            queryset,
+            Action.APPROVE,
+            lambda record, version: record_approve(
+                record=record, actor=request.user, expected_version=version
+            ),
+        )
 
     @admin.action(permissions=["reject"], description="Reject selected albums (asks for a reason)")
     def reject_selected(self, request, queryset):
@@ -709,10 +734,23 @@ class RecordAdmin(admin.ModelAdmin):
     def unpublish_selected(self, request, queryset):
         return self.bulk_with_reason(request, queryset, Action.UNPUBLISH)
 
+    @staticmethod
+    def reason_service(action: str) -> Callable[..., Any]:
+        """The service of a transition that asks for a reason."""
+        return {Action.REJECT: record_reject, Action.UNPUBLISH: record_unpublish}[action]
+
     def bulk_with_reason(self, request, queryset, action: str):
         form = ReasonForm(request.POST if "confirm" in request.POST else None)
         if form.is_bound and form.is_valid():
-            self.apply_to_each(request, queryset, action, reason=form.cleaned_data["reason"])
+            service, reason = self.reason_service(action), form.cleaned_data["reason"]
+            self.apply_to_each(
+                request,
+                queryset,
+                action,
+                lambda record, version: service(
+                    record=record, actor=request.user, reason=reason, expected_version=version
+                ),
+            )
             return None
         records = list(queryset.order_by("pk"))
         hidden: list[tuple[str, Any]] = [("action", request.POST.get("action", ""))]
@@ -730,21 +768,18 @@ class RecordAdmin(admin.ModelAdmin):
             cancel_url=request.get_full_path(),
         )
 
-    def apply_to_each(self, request, queryset, action: str, *, reason: str) -> None:
-        """One transaction per record: a refusal leaves the others applied; report both."""
+    def apply_to_each(
+        self, request, queryset, action: str, decide: Callable[[Record, int | None], Any]
+    ) -> None:
+        """`decide(record, version)` once per record, each in its own transaction: a refusal
+        leaves the others applied; report both."""
         transition = TRANSITIONS[action]
         changed, refused = 0, []
         for record in queryset.order_by("pk"):
             version = request.POST.get(f"version_{record.pk}")
             loaded = Loaded(version=int(version)) if version and version.isdigit() else None
             try:
-                record_transition(
-                    record=record,
-                    action=action,
-                    actor=request.user,
-                    reason=reason,
-                    expected_version=loaded.version if loaded else None,
-                )
+                decide(record, loaded.version if loaded else None)
             except StaleRecord as stale:
                 refused.append(conflict_message(stale.record, loaded))
             except RecordWriteRefused as refusal:
@@ -773,7 +808,6 @@ class RecordAdmin(admin.ModelAdmin):
 class RunwayAdmin(RecordAdmin):
     image_model = RunwayImage
     record_fk = "runway"
-    inlines = [RunwayHistoryInline]
     autocomplete_fields = ["brand"]
     list_display = (
         "cover_thumbnail",
@@ -820,7 +854,6 @@ class RunwayAdmin(RecordAdmin):
 class StreetSnapAdmin(RecordAdmin):
     image_model = StreetSnapImage
     record_fk = "street_snap"
-    inlines = [StreetSnapHistoryInline]
     list_display = (
         "cover_thumbnail",
         "title_column",

@@ -1,10 +1,12 @@
 """Review transitions: the only way a record's status changes by an editor's hand.
 
-The allowed-transition table is below; anything else is refused with a message. Each
-transition runs in one transaction: it locks the record row, checks the status it starts
-from (and the version the editor loaded, when there is one), applies the editor's field
-edits with an approve, sets the review fields, and appends a history row. Image rows are
-never touched: image ids are stable across approve, edit and publish.
+The admin calls one service per transition: `record_approve`, `record_reject`,
+`record_unpublish`. All three go through `record_transition` and its allowed-transition
+table; anything else is refused with a message. Each transition runs in one transaction:
+it locks the record row, checks the status it starts from (and the version the editor
+loaded, when there is one), applies the editor's field edits with an approve, sets the
+review fields, and appends a history row. Image rows are never touched: image ids are
+stable across approve, edit and publish.
 """
 
 from __future__ import annotations
@@ -61,6 +63,12 @@ def permission_name(record_model: type[Record], action: str) -> str:
     return f"{opts.app_label}.{TRANSITIONS[action].permission}_{opts.model_name}"
 
 
+def edit_permission_name(record_model: type[Record]) -> str:
+    """The permission field edits need, e.g. `catalog.change_runway`."""
+    opts = record_model._meta
+    return f"{opts.app_label}.change_{opts.model_name}"
+
+
 def kind_label(record_model: type[Record], *, plural: bool = False) -> str:
     opts = record_model._meta
     return str(opts.verbose_name_plural if plural else opts.verbose_name)
@@ -95,6 +103,13 @@ def record_transition(
         raise TransitionRefused(f"A reason is required to {transition.verb} an album.")
     if changes and action != Action.APPROVE:
         raise TransitionRefused(f"Field edits are applied with approve, not {transition.verb}.")
+    if changes and not actor.has_perm(edit_permission_name(model)):
+        # Approving needs the publish permission; the field edits it applies are edits, and
+        # need the change permission like a plain save (the admin offers a publisher without
+        # it an approve that carries no edits).
+        raise TransitionRefused(
+            f"You do not have permission to edit {kind_label(model, plural=True)}."
+        )
 
     locked = record_lock(record=record, expected_version=expected_version)
     if locked.status != transition.source:

@@ -4,6 +4,7 @@ catalog.storage's keys and catalog.selectors' lookups."""
 from datetime import timedelta
 
 import pytest
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from catalog import selectors
@@ -11,6 +12,7 @@ from catalog.models import Runway, RunwayImage, StreetSnapImage
 from catalog.services import (
     NewImage,
     RecordStateError,
+    RecordWriteRefused,
     runway_create,
     runway_reopen,
     street_snap_create,
@@ -193,6 +195,34 @@ def test_only_a_live_rejected_record_can_be_reopened(state):
         street_snap_reopen(street_snap=snap, **street_fields([new_image(0)]))
 
     assert not snap.images.exists()
+
+
+def test_a_refused_reopen_is_a_refusal_like_any_other():
+    published = RunwayFactory(status="published")
+
+    with pytest.raises(RecordWriteRefused, match="Cannot reopen a published runway"):
+        runway_reopen(runway=published, **runway_fields(published.brand, [new_image(0)]))
+
+
+@pytest.mark.parametrize("taken", ["entity key", "source key"])
+def test_a_reopen_onto_a_taken_key_raises_the_integrity_error_to_the_pipeline(taken):
+    # The pipeline turns exactly this IntegrityError into a lost race (skipped, not failed);
+    # the editors' refusal message would make it fail the job instead.
+    brand = BrandFactory()
+    other = RunwayFactory(brand=brand, season_code="SS25", source_url="https://example.com/b")
+    rejected = RunwayFactory(brand=brand, status="rejected", version=3)
+    key = (
+        {"season_code": "SS25", "collection_type": other.collection_type}
+        if taken == "entity key"
+        else {"source": other.source, "source_url": other.source_url}
+    )
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        runway_reopen(runway=rejected, **runway_fields(brand, [new_image(0)], **key))
+
+    rejected.refresh_from_db()
+    assert (rejected.status, rejected.version) == ("rejected", 3)
+    assert not rejected.images.exists()
 
 
 # --- Storage keys ---------------------------------------------------------------------------------

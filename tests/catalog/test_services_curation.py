@@ -1,6 +1,7 @@
 """The curation services (catalog.services, the editors' block): field edits, soft-deleting
 images with cover and image_count repair, setting the cover, and street grouping, whose
-invariants a hypothesis state machine checks after every step. Portable."""
+invariants a hypothesis state machine checks after every step; and the refusals and row lock
+that every catalog write shares. Portable."""
 
 import pytest
 from django.utils import timezone
@@ -10,6 +11,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 
 from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.services import (
+    RecordStateError,
     RecordWriteRefused,
     StaleRecord,
     image_soft_delete,
@@ -18,6 +20,7 @@ from catalog.services import (
     street_image_attach,
     street_image_attach_to_previous,
     street_image_detach,
+    street_images_attach,
 )
 from tests.factories import (
     RunwayFactory,
@@ -79,6 +82,34 @@ def assert_street_invariants(snap: StreetSnap) -> None:
                 assert parent.deleted_at is None  # a live detail has a live parent
     assert snap.image_count == len(live)
     assert snap.cover_id is None or snap.cover_id in live
+
+
+class TestRefusals:
+    def test_one_hierarchy_a_state_error_is_a_refusal(self):
+        # The ingest pipeline catches RecordStateError, the admin RecordWriteRefused: one
+        # family, so a refusal never escapes a caller that reports refusals.
+        assert issubclass(RecordStateError, RecordWriteRefused)
+        assert issubclass(StaleRecord, RecordWriteRefused)
+
+    @pytest.mark.parametrize(
+        "operation",
+        [
+            lambda runway, images: record_update(record=runway, changes={"title": "x"}),
+            lambda runway, images: record_set_cover(record=runway, image=images[1]),
+            lambda runway, images: image_soft_delete(image=images[1]),
+        ],
+        ids=["update", "cover", "delete image"],
+    )
+    def test_a_deleted_record_is_a_state_error_and_nothing_is_written(self, operation):
+        runway, images = runway_with(2)
+        Runway.objects.filter(pk=runway.pk).update(deleted_at=timezone.now())
+
+        with pytest.raises(RecordStateError, match="is deleted"):
+            operation(runway, images)
+
+        runway.refresh_from_db()
+        assert (runway.version, runway.image_count, runway.cover_id) == (1, 2, images[0].pk)
+        assert not RunwayImage.objects.filter(deleted_at__isnull=False).exists()
 
 
 class TestRecordUpdate:
@@ -294,6 +325,85 @@ class TestStreetGroups:
         with pytest.raises(StaleRecord):
             street_image_attach_to_previous(image=images[2], expected_version=1)
 
+    def test_attach_selected_moves_a_main_image_together_with_its_own_details(self):
+        # Ingest puts details right after their main image: selecting a group and attaching
+        # it elsewhere is the natural way to move it, whatever order the ids come in.
+        snap, images = snap_with("MdMdd")
+        group = [images[2], images[3], images[4]]
+
+        for selection in [group, group[::-1]]:
+            with rollback_each_example():
+                record = street_images_attach(images=selection, main=images[0], expected_version=1)
+
+                assert groups(snap) == {
+                    images[0].pk: [images[1].pk, images[2].pk, images[3].pk, images[4].pk]
+                }
+                assert record.version == 2  # one change, one version
+                assert_street_invariants(snap)
+
+    def test_attach_selected_leaves_an_image_already_under_the_main_as_it_is(self):
+        snap, images = snap_with("MdMM")
+
+        street_images_attach(images=[images[1], images[3]], main=images[0])
+
+        assert groups(snap) == {images[0].pk: [images[1].pk, images[3].pk], images[2].pk: []}
+
+    def test_attach_selected_merges_several_groups_at_once(self):
+        snap, images = snap_with("MdMdMdM")
+
+        street_images_attach(images=[images[2], images[4], images[5]], main=images[6])
+
+        assert groups(snap) == {
+            images[0].pk: [images[1].pk],
+            images[6].pk: [images[2].pk, images[3].pk, images[4].pk, images[5].pk],
+        }
+        assert_street_invariants(snap)
+
+    @pytest.mark.parametrize(
+        ("layout", "selected", "main", "message"),
+        [
+            ("MdM", [2, 0], 0, "cannot be a detail of itself"),
+            ("MdM", [2], 1, "itself a detail of image"),
+            ("MdM", [1], 0, "Image .* is already a detail of image"),
+            ("MddM", [1, 2], 0, "Images .* are already details of image"),
+            ("MdM", [], 0, "Select the images"),
+        ],
+        ids=["main selected", "main is a detail", "already there", "all there", "nothing"],
+    )
+    def test_attach_selected_refusals_change_nothing(self, layout, selected, main, message):
+        snap, images = snap_with(layout)
+        before = groups(snap)
+
+        with pytest.raises(RecordWriteRefused, match=message):
+            street_images_attach(images=[images[i] for i in selected], main=images[main])
+
+        snap.refresh_from_db()
+        assert groups(snap) == before and snap.version == 1
+
+    def test_attach_selected_refuses_an_image_of_another_album_or_a_deleted_one(self):
+        snap, images = snap_with("MdMM")
+        _, others = snap_with("M")
+        image_soft_delete(image=images[3])
+        before = groups(snap)
+
+        with pytest.raises(RecordWriteRefused, match="not an image of"):
+            street_images_attach(images=[images[2], others[0]], main=images[0])
+        with pytest.raises(RecordWriteRefused, match="has been deleted"):
+            street_images_attach(images=[images[2], images[3]], main=images[0])
+        with pytest.raises(RecordWriteRefused, match="not an image of"):
+            street_images_attach(images=[images[2]], main=others[0])
+
+        snap.refresh_from_db()
+        assert groups(snap) == before and snap.version == 2  # the delete only
+        assert StreetSnapImage.objects.get(pk=others[0].pk).parent_id is None
+
+    def test_attach_selected_checks_the_loaded_version(self):
+        snap, images = snap_with("MMM")
+        street_image_attach_to_previous(image=images[1])
+
+        with pytest.raises(StaleRecord):
+            street_images_attach(images=[images[2]], main=images[0], expected_version=1)
+
     def test_grouping_never_rewrites_or_recreates_image_rows_beyond_their_parent(self):
         snap, images = snap_with("MdMdM")
         columns = ["id", "storage_key", "sha1", "sort_order", "phash", "created_at"]
@@ -302,17 +412,18 @@ class TestStreetGroups:
         street_image_attach_to_previous(image=images[2])
         street_image_detach(image=images[3])
         street_image_attach(image=images[4], main=images[3])
+        street_images_attach(images=[images[3], images[4]], main=images[0])
         image_soft_delete(image=images[0])
 
         assert list(StreetSnapImage.objects.order_by("pk").values_list(*columns)) == before
 
 
 class StreetGroupingMachine(RuleBasedStateMachine):
-    """Random sequences of attach / attach to previous / detach / delete / set cover on one
-    street album: after every step the album keeps its invariants (no detail of a detail,
-    live details under live mains of the same album, is_detail = has a parent, cover live,
-    image_count right), no image row is created or removed, and an operation is refused
-    exactly when its target does not allow it."""
+    """Random sequences of attach / attach selected / attach to previous / detach / delete /
+    set cover on one street album: after every step the album keeps its invariants (no
+    detail of a detail, live details under live mains of the same album, is_detail = has a
+    parent, cover live, image_count right), no image row is created or removed, and an
+    operation is refused exactly when its target does not allow it."""
 
     def __init__(self):
         super().__init__()
@@ -365,6 +476,41 @@ class StreetGroupingMachine(RuleBasedStateMachine):
             and image.parent_id != main.pk
         )
         self.attempt(lambda: street_image_attach(image=image, main=main), allowed=allowed)
+
+    @rule(selection=st.lists(indexes, min_size=1, max_size=4, unique=True), j=indexes)
+    def attach_selected(self, selection, j):
+        images, main = [self.image(i) for i in selection], self.image(j)
+        before = groups(self.snap)
+        allowed = (
+            all(image.deleted_at is None for image in images)
+            and main.deleted_at is None
+            and j not in selection
+            and not main.is_detail
+            # An image already under the main image is left as it is; a selection made only
+            # of those changes nothing and is refused.
+            and any(image.parent_id != main.pk for image in images)
+        )
+        self.attempt(lambda: street_images_attach(images=images, main=main), allowed=allowed)
+        if allowed:
+            # The selected images, and the details of the selected main images, are now
+            # details of the main image; every other group lost exactly those.
+            moved = {image.pk for image in images}
+            moved |= {d for image in images for d in before.get(image.pk, [])}
+            expected = {
+                m: [d for d in details if d not in moved]
+                for m, details in before.items()
+                if m not in moved
+            }
+            expected[main.pk] = sorted({*before[main.pk], *moved})
+            after = groups(self.snap)
+            assert {m: sorted(d) for m, d in after.items()} == {
+                m: sorted(d) for m, d in expected.items()
+            }
+
+    @rule(selection=st.lists(indexes, min_size=0, max_size=3, unique=True), j=indexes)
+    def attach_selected_with_another_albums_image(self, selection, j):
+        images = [self.image(i) for i in selection] + [self.other]
+        self.attempt(lambda: street_images_attach(images=images, main=self.image(j)), allowed=False)
 
     @rule(i=indexes)
     def attach_to_another_albums_image(self, i):

@@ -15,6 +15,7 @@ from django.core.files.storage import default_storage
 from django.db import connection
 from PIL import Image
 
+from catalog.services import NewImage
 from tests.factories import (
     RunwayFactory,
     RunwayImageFactory,
@@ -131,6 +132,41 @@ def make_street_snap(images: int = 4, *, details: bool = True, **fields):
     snap.image_count = len(made)
     snap.save()
     return snap
+
+
+def recrawled_image(ingest_job_id: int) -> NewImage:
+    """An image as the ingest pipeline hands it to catalog.services for a re-crawl."""
+    sha1 = f"{ingest_job_id:040x}"
+    return NewImage(
+        storage_key=f"images/{sha1[:2]}/{sha1}.jpg",
+        sha1=sha1,
+        width=800,
+        height=1200,
+        byte_size=1000,
+        mime_type="image/jpeg",
+        original_url=f"https://example.com/{ingest_job_id}.jpg",
+        sort_order=0,
+        phash=None,
+        phash_algorithm="",
+    )
+
+
+def recrawl(runway, *, ingest_job_id: int) -> dict:
+    """What the ingest pipeline passes to runway_reopen for a re-crawl of `runway`."""
+    return {
+        "brand": runway.brand,
+        "season_code": runway.season_code,
+        "season": runway.season,
+        "year": runway.year,
+        "collection_type": runway.collection_type,
+        "title": f"Crawl of job {ingest_job_id}",
+        "description": "",
+        "source": "vogue",
+        "source_url": f"https://example.com/shows/{runway.pk}",
+        "images": [recrawled_image(ingest_job_id)],
+        "ingest_job_id": ingest_job_id,
+        "content_checksum": f"{ingest_job_id:064x}",
+    }
 
 
 class FormReader(HTMLParser):

@@ -5,18 +5,27 @@ counts that do not grow with the page. Portable (PostgreSQL and SQLite)."""
 import re
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
-from catalog.services import record_update
+from catalog.services import record_update, runway_reopen
+from review import admin as review_admin
+from review import services as review_services
 from review.models import ReviewEvent
-from review.services import record_approve
+from review.services import record_approve, record_reject
 from tests.factories import BrandAliasFactory, BrandFactory, RunwayFactory, StreetSnapFactory
-from tests.review.conftest import form_data, make_runway, make_street_snap, page_forms
+from tests.review.conftest import (
+    editors_group,
+    form_data,
+    make_runway,
+    make_street_snap,
+    page_forms,
+    recrawl,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -425,6 +434,25 @@ class TestSingleTransitions:
         assert "bob" in html and "“Acme” → “Acme FW”" in html
         assert 'name="review_events-0-reason"' not in html  # no editable history field
 
+    def test_a_recrawl_that_reopened_a_rejected_album_shows_in_its_history(
+        self, editor_client, make_editor
+    ):
+        runway = make_runway(title="First crawl")
+        record_reject(record=runway, actor=make_editor("bob"), reason="Blurry")
+        runway_reopen(runway=runway, **recrawl(runway, ingest_job_id=17))
+
+        response = editor_client.get(change_url(runway))
+
+        history = response.context["review"]["history"]
+        assert [(line.who, line.action, line.to_status) for line in history] == [
+            ("bob", "Rejected", "rejected"),
+            ("ingest job 17", "Re-crawled", "pending"),
+        ]
+        html = response.content.decode()
+        recrawl_row = html[html.index('class="review-history-recrawl"') :]
+        assert "ingest job 17" in recrawl_row and "back in the review queue" in recrawl_row
+        assert "rejected, then re-crawled" in html  # the status panel says it too
+
 
 class TestBulkActions:
     def test_bulk_approve_reports_what_changed_and_what_was_refused(self, editor_client):
@@ -494,6 +522,57 @@ class TestBulkActions:
         assert Runway.objects.get(pk=runway.pk).status == "pending"
         assert Runway.objects.get(pk=other.pk).status == "published"
         assert "changed since you opened it" in messages_of(response)[1]
+
+
+class TestTheAdminCallsTheTransitionServices:
+    """Admin actions call the `<entity>_<action>` services (STYLE.md), one per transition."""
+
+    @pytest.fixture
+    def calls(self, monkeypatch):
+        seen: list[str] = []
+        for name in ["record_approve", "record_reject", "record_unpublish"]:
+            original = getattr(review_services, name)
+
+            def spy(*, _name=name, _original=original, **kwargs):
+                seen.append(_name)
+                return _original(**kwargs)
+
+            monkeypatch.setattr(review_admin, name, spy)
+        return seen
+
+    def test_approve_from_the_page_and_in_bulk(self, editor_client, calls):
+        one, other = make_runway(), make_runway()
+        page = editor_client.get(change_url(one))
+
+        editor_client.post(change_url(one), form_data(page, "runway_form", _approve="1"))
+        editor_client.post(
+            url(Runway, "changelist"),
+            {"action": "approve_selected", "_selected_action": [other.pk]},
+        )
+
+        assert calls == ["record_approve", "record_approve"]
+        assert set(Runway.objects.values_list("status", flat=True)) == {"published"}
+
+    @pytest.mark.parametrize(
+        ("action", "status", "service"),
+        [("reject", "pending", "record_reject"), ("unpublish", "published", "record_unpublish")],
+    )
+    def test_reject_and_unpublish_from_the_page_and_in_bulk(
+        self, editor_client, calls, action, status, service
+    ):
+        one, other = make_runway(status=status), make_runway(status=status)
+        page = editor_client.get(change_url(one))
+        asked = editor_client.post(url(one, action, one.pk), form_data(page, "transition-form"))
+        editor_client.post(
+            url(one, action, one.pk), {**form_data(asked, "reason-form"), "reason": "r"}
+        )
+        selection = {"action": f"{action}_selected", "_selected_action": [other.pk]}
+        listing = url(Runway, "changelist") + f"?status={status}"
+        asked = editor_client.post(listing, selection)
+        editor_client.post(listing, {**form_data(asked, "reason-form"), "reason": "r"})
+
+        assert calls == [service, service]
+        assert set(Runway.objects.values_list("status", flat=True)) == {"rejected"}
 
 
 # --- two editors, one album ------------------------------------------------------------------
@@ -627,6 +706,41 @@ class TestCuration:
         }
         assert not snap.images.filter(parent=a).exists()
 
+    def test_attach_selected_moves_a_main_image_with_its_own_detail(self, editor_client):
+        snap = make_street_snap(images=4)  # main, detail, main, detail
+        a, a_detail, b, b_detail = snap.images.order_by("sort_order")
+        page = editor_client.get(change_url(snap))
+
+        response = editor_client.post(
+            url(snap, "attach", snap.pk),
+            {**form_data(page, "image-ops"), "main": a.pk, "images": [b.pk, b_detail.pk]},
+            follow=True,
+        )
+
+        assert set(snap.images.filter(parent=a).values_list("pk", flat=True)) == {
+            a_detail.pk,
+            b.pk,
+            b_detail.pk,
+        }
+        assert messages_of(response) == [
+            f"Images {b.pk}, {b_detail.pk} attached to main image {a.pk}."
+        ]
+        assert StreetSnap.objects.get(pk=snap.pk).version == 2
+
+    def test_attach_selected_refuses_the_main_image_itself(self, editor_client):
+        snap = make_street_snap(images=4)
+        a, a_detail, b, _ = snap.images.order_by("sort_order")
+        page = editor_client.get(change_url(snap))
+
+        response = editor_client.post(
+            url(snap, "attach", snap.pk),
+            {**form_data(page, "image-ops"), "main": a.pk, "images": [a.pk, b.pk]},
+            follow=True,
+        )
+
+        assert "cannot be a detail of itself" in messages_of(response)[0]
+        assert StreetSnap.objects.get(pk=snap.pk).version == 1
+
     def test_a_refused_operation_says_why(self, editor_client):
         snap = make_street_snap(images=2)
         main = snap.images.order_by("sort_order").first()
@@ -710,6 +824,78 @@ class TestPermissions:
         assert "You do not have permission to approve runways." in messages_of(response)
         assert bulk.status_code == 302 and unpublish.status_code == 403
         assert not ReviewEvent.objects.exists()
+
+    @pytest.fixture
+    def publisher_client(self):
+        # May view, approve, reject and unpublish, but not edit fields or curate images.
+        group = Group.objects.create(name="Publishers")
+        group.permissions.set(editors_group().permissions.exclude(codename__startswith="change_"))
+        user = User.objects.create_user("pia", is_staff=True)
+        user.groups.add(group)
+        client = Client()
+        client.force_login(user)
+        return client
+
+    @pytest.mark.parametrize("make", KINDS)
+    def test_approve_needs_only_the_publish_permission_on_the_page_and_in_bulk(
+        self, make, publisher_client
+    ):
+        one, other = make(title="From the page"), make(title="From the list")
+        model = type(one)
+        page = publisher_client.get(change_url(one))
+        assert "Approve and publish" in page.content.decode()
+        assert 'name="title"' not in page.content.decode()  # read-only: no edits to save
+
+        from_page = publisher_client.post(
+            url(one, "approve", one.pk), form_data(page, "transition-form"), follow=True
+        )
+        in_bulk = publisher_client.post(
+            url(model, "changelist"),
+            {"action": "approve_selected", "_selected_action": [other.pk]},
+            follow=True,
+        )
+
+        assert model.objects.get(pk=one.pk).status == "published"
+        assert model.objects.get(pk=other.pk).status == "published"
+        assert f"Approved and published “{one}”." in messages_of(from_page)
+        assert messages_of(in_bulk) == [f"Approved 1 {model._meta.verbose_name}."]
+
+    def test_without_the_change_permission_an_approve_carries_no_edits(self, publisher_client):
+        runway = make_runway(title="As crawled")
+        page = publisher_client.get(change_url(runway))
+
+        refused = publisher_client.post(
+            change_url(runway), form_data(page, "transition-form", title="Sneaky", _approve="1")
+        )
+
+        assert refused.status_code == 403  # the change form takes no edits from them
+        runway.refresh_from_db()
+        assert (runway.status, runway.title) == ("pending", "As crawled")
+
+    def test_without_publish_the_approve_url_is_refused(self, junior_client):
+        runway = make_runway()
+        page = junior_client.get(change_url(runway))
+
+        response = junior_client.post(
+            url(runway, "approve", runway.pk), form_data(page, "transition-form")
+        )
+
+        assert response.status_code == 403
+        assert Runway.objects.get(pk=runway.pk).status == "pending"
+
+    def test_a_stale_approve_from_the_read_only_page_is_refused(
+        self, publisher_client, make_editor
+    ):
+        runway = make_runway(title="Shared")
+        page = publisher_client.get(change_url(runway))
+        record_update(record=runway, changes={"title": "Changed meanwhile"})
+
+        response = publisher_client.post(
+            url(runway, "approve", runway.pk), form_data(page, "transition-form"), follow=True
+        )
+
+        assert Runway.objects.get(pk=runway.pk).status == "pending"
+        assert "changed since you opened it" in messages_of(response)[0]
 
     def test_a_staff_user_outside_the_group_sees_nothing(self):
         stranger = User.objects.create_user("stranger", is_staff=True)

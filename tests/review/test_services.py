@@ -256,6 +256,25 @@ class TestPermissions:
         assert type(pending).objects.get(pk=published.pk).status == "published"
         assert type(pending).objects.get(pk=pending.pk).status == "rejected"
 
+    @pytest.mark.parametrize("make", KINDS)
+    def test_approving_with_field_edits_needs_the_change_permission_too(self, make, editor):
+        # A publisher who may not edit: approve publishes the album as it stands; edits
+        # carried by the approve are refused like a plain save of them would be.
+        publisher = User.objects.create_user("pia", is_staff=True)
+        publisher.user_permissions.set(
+            editor.groups.get().permissions.exclude(codename__startswith="change_")
+        )
+        publisher = User.objects.get(pk=publisher.pk)
+        record, other = make(title="As crawled"), make()
+
+        with pytest.raises(TransitionRefused, match="permission to edit"):
+            record_approve(record=record, actor=publisher, changes={"title": "Edited"})
+        record_approve(record=other, actor=publisher)
+
+        record.refresh_from_db()
+        assert (record.status, record.title, record.version) == ("pending", "As crawled", 1)
+        assert type(record).objects.get(pk=other.pk).status == "published"
+
     def test_a_user_outside_the_editors_group_can_do_nothing(self):
         stranger = User.objects.create_user("stranger", is_staff=True)
         runway = make_runway()
