@@ -7,8 +7,9 @@ import pytest
 from django.core.files.storage import default_storage
 from django.db import OperationalError
 from django.utils import timezone
+from rq.timeouts import JobTimeoutException
 
-from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
+from catalog.models import Runway, RunwayImage, StoredObject, StreetSnap, StreetSnapImage
 from ingest import pipeline
 from ingest.hashing import PHASH_ALGORITHM
 from ingest.models import IngestJob
@@ -77,6 +78,9 @@ def test_a_new_runway_is_written_pending_with_its_images(acme, photos):
         assert image.phash_algorithm == PHASH_ALGORITHM
         assert image.byte_size == default_storage.size(image.storage_key)
         assert not image.is_duplicate
+    # Recorded as ingest's own objects (by the download threads, on the job's connection).
+    stored = StoredObject.objects.filter(preexisting=False)
+    assert set(stored.values_list("key", flat=True)) == {i.storage_key for i in images}
     assert job.report["counts"] == {
         "received": 3,
         "stored": 3,
@@ -430,6 +434,124 @@ def test_a_bug_fails_the_job_readably_and_is_not_retried(acme, photos, monkeypat
     assert (job.status, job.reason) == ("failed", "internal_error")
     assert "KeyError" in job.error
     assert not Runway.objects.exists()
+
+
+@pytest.fixture
+def budget_album(acme, image_server, settings):
+    """One download at a time and a 1.5 s budget: a quick image, one the server holds past the
+    budget, and one the budget leaves no time to start."""
+    settings.INGEST_DOWNLOAD_WORKERS = 1
+    settings.INGEST_DOWNLOAD_BUDGET = 1.5
+    # The per-image deadline alone would let the held image run 5 s.
+    assert settings.INGEST_IMAGE_DEADLINE > settings.INGEST_DOWNLOAD_BUDGET
+    urls = [
+        image_server.add("/quick.jpg", jpeg("astronaut", size=200)),
+        image_server.add("/held.jpg", jpeg("coffee", size=200), hold_first=True),
+        image_server.add("/never.jpg", jpeg("chelsea", size=200)),
+    ]
+    return runway_album(urls)
+
+
+def test_on_the_last_attempt_images_the_download_budget_left_undone_are_issues(
+    budget_album, image_server, monkeypatch
+):
+    deadlines = {}
+    real_fetch = pipeline.fetch
+
+    def fetch(url, *, policy):
+        deadlines[url.rsplit("/", 1)[1]] = policy.total_deadline
+        return real_fetch(url, policy=policy)
+
+    monkeypatch.setattr(pipeline, "fetch", fetch)
+
+    job = run(submit(budget_album), final_attempt=True)
+
+    assert job.status == "succeeded", job.error
+    assert job.report["counts"] == {
+        "received": 3,
+        "stored": 1,
+        "refused": 2,
+        "repeated": 0,
+        "duplicates": 0,
+    }
+    reasons = {issue["index"]: issue["reason"] for issue in job.report["issues"]}
+    assert reasons == {
+        1: "download cut off: the job's download budget of 1.5s ran out",
+        2: "not downloaded: the job's download budget of 1.5s ran out",
+    }
+    assert image_server.hits["/never.jpg"] == 0
+    # Each download got what was left of the budget, not the image's own 5 s deadline.
+    assert set(deadlines) == {"quick.jpg", "held.jpg"}
+    assert all(deadline <= 1.5 for deadline in deadlines.values()), deadlines
+
+
+def test_images_the_download_budget_left_undone_send_the_job_back_for_a_retry(
+    budget_album, image_server
+):
+    job = submit(budget_album)
+
+    with pytest.raises(pipeline.Transient):
+        pipeline.run_job(job.pk, final_attempt=False)
+
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert "download budget of 1.5s ran out" in job.error and "will retry" in job.error
+    assert not Runway.objects.exists()
+    # The retry gets every image (the server no longer holds the second).
+    job = run(job)
+    assert job.status == "succeeded"
+    assert job.report["counts"]["stored"] == 3
+
+
+def test_an_rq_job_timeout_is_retried_not_reported_as_a_bug(acme, photos, monkeypatch):
+    def too_slow(urls):
+        raise JobTimeoutException("Task exceeded maximum timeout value (900 seconds)")
+
+    monkeypatch.setattr(pipeline, "_download_all", too_slow)
+    job = submit(runway_album(photos[:1]))
+
+    with pytest.raises(JobTimeoutException):  # raised on to rq, which retries the job
+        pipeline.run_job(job.pk, final_attempt=False)
+
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert "rq job timeout" in job.error and "will retry" in job.error
+    job = run(job, final_attempt=True)
+    assert (job.status, job.reason) == ("failed", "job_timeout")
+    assert "Task exceeded maximum timeout value" in job.error
+    assert "internal error" not in job.error
+
+
+def test_an_object_collected_while_the_job_downloaded_is_stored_again(acme, photos, monkeypatch):
+    # Given a job whose stored image gc_media deleted before the job wrote its rows (possible
+    # only when a job outlives the GC's grace period).
+    job = submit(runway_album(photos[:1]))
+    real_download = pipeline._download_all
+
+    def download_then_collected(urls):
+        outcomes = real_download(urls)
+        key = outcomes[0].storage_key
+        default_storage.delete(key)
+        StoredObject.objects.filter(key=key).delete()
+        return outcomes
+
+    monkeypatch.setattr(pipeline, "_download_all", download_then_collected)
+
+    # When it runs: no row may point at the missing object; the job goes back for a retry.
+    with pytest.raises(pipeline.Transient):
+        pipeline.run_job(job.pk, final_attempt=False)
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert "deleted by gc_media" in job.error
+    assert not RunwayImage.objects.exists()
+
+    # And the retry stores it again and writes the record.
+    monkeypatch.setattr(pipeline, "_download_all", real_download)
+    job = run(job)
+    assert job.status == "succeeded"
+    image = RunwayImage.objects.get()
+    assert default_storage.exists(image.storage_key)
+    assert StoredObject.objects.filter(key=image.storage_key).exists()
 
 
 def test_a_finished_job_is_a_no_op(acme, photos, image_server):
