@@ -86,6 +86,10 @@ class JobEnd(Exception):
 class LostRace(Exception):
     """Another job wrote this album between our lookup and our insert."""
 
+    def __init__(self, plan: "Plan") -> None:
+        super().__init__("lost the race for this album")
+        self.plan = plan
+
 
 # --- Entry point -----------------------------------------------------------------------------
 
@@ -206,10 +210,24 @@ def _run(claim: Claim, report: Report, *, final_attempt: bool) -> str:
     # Steps 5 and 6.
     try:
         return _write(claim, kind, album, stored, report)
-    except LostRace:
-        # The winner holds the source key, or (another article of the same album) the entity key.
-        winner = kind.by_source_key(album) or kind.by_entity_key(album, kind.brand(album))
+    except LostRace as lost:
+        winner = _race_winner(kind, album, lost.plan)
         raise JobEnd(Status.SKIPPED, "lost_race", record=winner) from None
+
+
+def _race_winner(kind: "Kind", album: dict[str, Any], plan: "Plan") -> Record | None:
+    """The record that took what this job was about to write (looked up after the rollback)."""
+    by_source = kind.by_source_key(album)
+    by_entity = kind.by_entity_key(album, plan.brand)
+    if plan.record is not None:
+        # Reopening: the source key is our own row's. Another live record took the album's
+        # entity key since we planned, or else our row itself changed state meanwhile.
+        if by_entity is not None and by_entity.pk != plan.record.pk:
+            return by_entity
+        return by_source
+    # Creating: the winner holds the source key, or (another article of the same album) the
+    # entity key.
+    return by_source or by_entity
 
 
 # --- Steps 2 and 3: find the record, decide ----------------------------------------------------
@@ -239,7 +257,23 @@ def _plan(kind: "Kind", album: dict[str, Any], checksum: str) -> Plan:
     if record.content_checksum == checksum:
         # Rejected, and nothing new since: do not put the same album in front of editors.
         raise JobEnd(Status.SKIPPED, "rejected_unchanged", record=record)
-    return Plan(record=record, brand=brand if brand is not None else kind.brand(album))
+    brand = brand if brand is not None else kind.brand(album)
+    # Found by its source key, the rejected record is reopened with the album's entity key,
+    # which the crawler may have corrected meanwhile (another season code, say). If a different
+    # live record holds that key, the reopen could only break the entity-key constraint, on
+    # every retry: that is no race, and the job says what it is.
+    holder = kind.by_entity_key(album, brand)
+    if holder is not None and holder.pk != record.pk:
+        raise JobEnd(
+            Status.SKIPPED,
+            "entity_key_taken",
+            f"{kind.label.capitalize()} {holder.pk} ({holder.status}) already has this album's "
+            f"entity key ({kind.entity_key_text(album)}), so rejected {kind.label} "
+            f"{record.pk}, which this source article created, cannot be reopened with it. "
+            f"Nothing was written.",
+            record=holder,
+        )
+    return Plan(record=record, brand=brand)
 
 
 def _runway_brand(album: dict[str, Any]) -> Brand:
@@ -454,10 +488,10 @@ def _write(
         except IntegrityError as exc:
             if not _is_record_key_violation(exc):
                 raise
-            raise LostRace from exc
+            raise LostRace(plan) from exc
         except services.RecordStateError as exc:
             # The rejected record changed state between our lookup and our lock.
-            raise LostRace from exc
+            raise LostRace(plan) from exc
         _finish(claim, JobEnd(Status.SUCCEEDED, "", record=record), final_report)
     return Status.SUCCEEDED
 
@@ -604,8 +638,10 @@ def _is_record_key_violation(exc: IntegrityError) -> bool:
 @dataclass(frozen=True)
 class Kind:
     name: str
+    label: str
     image_model: type[RunwayImage] | type[StreetSnapImage]
     image_label: str
+    entity_key_text: Callable[[dict[str, Any]], str]
     by_source_key: Callable[[dict[str, Any]], Record | None]
     brand: Callable[[dict[str, Any]], Brand | None]
     by_entity_key: Callable[[dict[str, Any], Brand | None], Record | None]
@@ -657,8 +693,12 @@ def _write_street_snap(
 KINDS = {
     IngestJob.Kind.RUNWAY: Kind(
         name=IngestJob.Kind.RUNWAY,
+        label="runway",
         image_model=RunwayImage,
         image_label="runway image",
+        entity_key_text=lambda a: (
+            f"brand {a['brand']!r}, season code {a['season_code']}, {a['collection_type']}"
+        ),
         by_source_key=lambda a: selectors.runway_by_source_key(
             source=a["source"], source_url=a["source_url"]
         ),
@@ -670,8 +710,10 @@ KINDS = {
     ),
     IngestJob.Kind.STREET: Kind(
         name=IngestJob.Kind.STREET,
+        label="street snap",
         image_model=StreetSnapImage,
         image_label="street image",
+        entity_key_text=lambda a: f"{a['city']}, {a['year']}-{a['month']:02d}, {a['title']!r}",
         by_source_key=lambda a: selectors.street_snap_by_source_key(
             source=a["source"], source_url=a["source_url"]
         ),

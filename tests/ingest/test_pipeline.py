@@ -15,7 +15,13 @@ from ingest.hashing import PHASH_ALGORITHM
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
-from tests.factories import BrandAliasFactory, BrandFactory, RunwayFactory, StreetSnapFactory
+from tests.factories import (
+    BrandAliasFactory,
+    BrandFactory,
+    RunwayFactory,
+    RunwayImageFactory,
+    StreetSnapFactory,
+)
 from tests.ingest.conftest import jpeg, runway_album, street_album
 
 pytestmark = pytest.mark.django_db
@@ -313,6 +319,116 @@ def test_a_rejected_street_snap_is_reopened_too(photos):
     assert job.status == "succeeded"
     assert job.street_snap_id == rejected.pk
     assert StreetSnap.objects.get().status == "pending"
+
+
+def test_a_rejected_runway_recrawled_with_a_key_another_record_holds_is_skipped_as_taken(
+    acme, photos, image_server
+):
+    # Given rejected runway A (this article, SS25) and published runway B (FW24).
+    album = runway_album(photos, season_code="FW24")
+    rejected = RunwayFactory(
+        brand=acme,
+        season_code="SS25",
+        status="rejected",
+        reject_reason="wrong season",
+        source="vogue",
+        source_url=album["source_url"],
+        content_checksum="0" * 64,
+    )
+    old_image = RunwayImageFactory(runway=rejected)
+    holder = RunwayFactory(brand=acme, season_code="FW24", published=True)
+
+    # When the article is crawled again with its season corrected to FW24.
+    job = run(submit(album), final_attempt=False)
+
+    # Then the job says which record holds that key, downloads nothing and changes nothing.
+    assert (job.status, job.reason) == ("skipped", "entity_key_taken")
+    assert job.record_id == holder.pk
+    assert f"Runway {holder.pk} (published)" in job.error
+    assert f"rejected runway {rejected.pk}" in job.error
+    assert "FW24" in job.error
+    assert job.attempts == 1
+    assert sum(image_server.hits.values()) == 0
+    rejected.refresh_from_db()
+    assert (rejected.status, rejected.season_code, rejected.image_count) == ("rejected", "SS25", 0)
+    old_image.refresh_from_db()
+    assert old_image.deleted_at is None
+
+
+def test_a_rejected_street_snap_recrawled_with_a_key_another_record_holds_is_skipped_as_taken(
+    photos,
+):
+    album = street_album(photos, title="Street Style Copenhagen")
+    rejected = StreetSnapFactory(
+        city="Copenhagen",
+        year=2026,
+        month=8,
+        title="Street Style Copenhague",
+        status="rejected",
+        source="theimpression",
+        source_url=album["source_url"],
+    )
+    holder = StreetSnapFactory(city="Copenhagen", year=2026, month=8, title=album["title"])
+
+    job = run(submit(album))
+
+    assert (job.status, job.reason, job.record_id) == ("skipped", "entity_key_taken", holder.pk)
+    assert f"Street snap {holder.pk} (pending)" in job.error
+    assert StreetSnap.objects.get(pk=rejected.pk).status == "rejected"
+
+
+def test_a_rejected_record_recrawled_with_its_own_key_is_still_reopened(acme, photos):
+    album = runway_album(photos[:1], season_code="FW24")
+    rejected = RunwayFactory(
+        brand=acme,
+        season_code="FW24",
+        status="rejected",
+        source="vogue",
+        source_url=album["source_url"],
+    )
+
+    job = run(submit(album))
+
+    assert (job.status, job.record_id) == ("succeeded", rejected.pk)
+
+
+def test_a_key_taken_after_planning_a_reopen_is_a_lost_race_naming_the_taker(
+    acme, photos, monkeypatch
+):
+    # Given rejected runway A (this article, SS25), to be reopened with FW24, which no one
+    # else has when the job plans...
+    album = runway_album(photos[:1], season_code="FW24")
+    rejected = RunwayFactory(
+        brand=acme,
+        season_code="SS25",
+        status="rejected",
+        source="vogue",
+        source_url=album["source_url"],
+    )
+    job = submit(album)
+    real_plan = pipeline._plan
+    plans = []
+    taker = []
+
+    def plan_then_lose(kind, album_, checksum):
+        if plans:
+            # The second look, in the final transaction, still plans the reopen (READ
+            # COMMITTED: the other job's insert was not committed yet)...
+            return plans[0]
+        plans.append(real_plan(kind, album_, checksum))
+        # ...and between that look and our write, another job commits runway B with FW24.
+        taker.append(RunwayFactory(brand=acme, season_code="FW24", source="wwd"))
+        return plans[0]
+
+    monkeypatch.setattr(pipeline, "_plan", plan_then_lose)
+
+    job = run(job)
+
+    # Then it is a lost race, and the record named is B, which took the key, not A.
+    assert (job.status, job.reason) == ("skipped", "lost_race")
+    assert job.record_id == taker[0].pk
+    rejected.refresh_from_db()
+    assert (rejected.status, rejected.season_code) == ("rejected", "SS25")
 
 
 # --- Brands ------------------------------------------------------------------------------------
