@@ -125,6 +125,11 @@ def run_job(job_id: int, *, final_attempt: bool) -> str:
             ingest_job_release(claim=claim, error=transient.error)
         except Superseded:
             return _superseded(claim)  # another execution decides, and retries if need be
+        except DatabaseError:
+            # A timeout can interrupt a query and leave the connection unusable. rq still
+            # retries on the original error; the row stays running and the retry's claim takes
+            # it over.
+            logger.warning("ingest job %s: could not hand the job back", job_id, exc_info=True)
         raise
     except (OperationalError, InterfaceError) as exc:
         # The database went away (or deadlocked): retry like any transient error. Recording

@@ -638,6 +638,26 @@ def test_an_rq_job_timeout_is_retried_not_reported_as_a_bug(acme, photos, monkey
     assert "internal error" not in job.error
 
 
+def test_a_timeout_that_broke_the_connection_still_reaches_rq(acme, photos, monkeypatch):
+    # rq's alarm can interrupt a query; handing the job back may then fail as well.
+    def too_slow(urls):
+        raise JobTimeoutException("Task exceeded maximum timeout value (900 seconds)")
+
+    def connection_broken(**kwargs):
+        raise OperationalError("another command is already in progress")
+
+    monkeypatch.setattr(pipeline, "_download_all", too_slow)
+    monkeypatch.setattr(pipeline, "ingest_job_release", connection_broken)
+    job = submit(runway_album(photos[:1]))
+
+    # rq gets its own timeout (and retries), not the database error of the hand-back.
+    with pytest.raises(JobTimeoutException):
+        pipeline.run_job(job.pk, final_attempt=False)
+
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("running", 1)  # the retry's claim takes it over
+
+
 def test_an_object_collected_while_the_job_downloaded_is_stored_again(acme, photos, monkeypatch):
     # Given a job whose stored image gc_media deleted before the job wrote its rows (possible
     # only when a job outlives the GC's grace period).

@@ -98,10 +98,12 @@ def test_when_rq_retries_run_out_the_job_keeps_its_survivors(rq_queue, image_ser
 
 
 def test_an_rq_job_timeout_is_retried_like_any_transient_error(rq_queue, image_server, settings):
-    # Given a one-second job timeout, a download budget it cannot cover, and a server that
-    # holds the first request for the image (longer than the timeout: 2 s read timeout).
+    # Given a two-second job timeout, a download budget it cannot cover, and a server that
+    # holds the first request for the image: the download ends by its 3 s read timeout, after
+    # rq's timeout. (The retry, served at once, has the full two seconds.)
     settings.INGEST_RETRY_INTERVALS = [0]
-    settings.INGEST_JOB_TIMEOUT = 1
+    settings.INGEST_JOB_TIMEOUT = 2
+    settings.INGEST_READ_TIMEOUT = 3.0
     settings.INGEST_DOWNLOAD_BUDGET = 30
     url = image_server.add("/slow.jpg", jpeg("astronaut", size=256), hold_first=True)
 
