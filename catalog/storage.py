@@ -21,10 +21,11 @@ image rows pointing at a deleted object):
 - so either the job's renewal comes first (the row is young: the collector leaves it), or the
   collector finishes first (the renewal waits for the row lock, finds no row, records the key
   afresh and puts the object after the delete);
-- and the job's final transaction holds the rows of the keys it writes (:func:`stored_objects_hold`,
-  `FOR KEY SHARE`), so a collector that got there in between - only possible when a job runs
-  longer than the grace period - is either kept waiting (it skips locked rows) or noticed (the
-  row is gone, the job retries instead of committing rows that point at nothing).
+- and the job's final transaction holds the rows of the keys it writes
+  (:func:`stored_objects_hold`, `FOR KEY SHARE`). A collector that could get in between - only
+  when a job runs longer than the grace period - is either kept off (it skips rows a job holds)
+  or noticed (the row is gone: the job retries instead of committing rows that point at
+  nothing).
 
 On SQLite `transaction_mode=IMMEDIATE` serializes the collector's transactions with every other
 writer, which gives the same orderings.
@@ -78,8 +79,8 @@ def image_store(
     The caller computed ``sha1`` from ``data``; it is trusted (the worker hashes the bytes it
     downloaded). Storage errors propagate: the pipeline treats them as transient and retries.
 
-    Run outside any transaction: the row must be committed before the object is put (module
-    docstring). ``db_lock`` is held around this function's database statements; threads that
+    Meant to run outside any transaction: the row must be committed before the object is put
+    (module docstring). ``db_lock`` is held around this function's database statements; threads that
     share one database connection (the pipeline's download threads share their job's) pass the
     same lock, since a connection runs one statement at a time.
 
