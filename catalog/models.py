@@ -191,9 +191,21 @@ class StreetSnap(Record):
         super().save(*args, **kwargs)
 
 
+# The legacy archive's hashes come from an algorithm nobody can name any more, so they are not
+# comparable bit for bit with ours; the legacy import stores them under this name ('' = no
+# hash). The band indexes leave such rows out, and the near-duplicate lookup repeats this very
+# condition, so both PostgreSQL and SQLite see that the partial indexes answer it.
+LEGACY_PHASH_ALGORITHM = "legacy"
+COMPARABLE_PHASH = ~Q(phash_algorithm__in=[LEGACY_PHASH_ALGORITHM, ""])
+
+
 class ImageQuerySet(models.QuerySet):
     def live(self):
         return self.filter(deleted_at__isnull=True)
+
+    def comparable_hashes(self):
+        """Images whose perceptual hash ingest may compare its own with (see COMPARABLE_PHASH)."""
+        return self.filter(COMPARABLE_PHASH)
 
 
 def _phash_band(shift: int) -> models.GeneratedField:
@@ -236,7 +248,9 @@ class RecordImage(models.Model):
 
 
 def image_indexes(prefix: str, record: str) -> list[models.Index]:
-    live = Q(deleted_at__isnull=True)
+    # Live images with a comparable hash: at millions of legacy images, leaving theirs out
+    # keeps the indexes small and the lookup from visiting heap pages only to discard them.
+    live = Q(deleted_at__isnull=True) & COMPARABLE_PHASH
     return [
         models.Index(fields=[record, "sort_order"], name=f"{prefix}_record_order"),
         models.Index(fields=["sha1"], name=f"{prefix}_sha1"),
@@ -284,6 +298,38 @@ class StreetSnapImage(RecordImage):
 
     def __str__(self) -> str:
         return f"street snap {self.street_snap_id} image {self.pk}"
+
+
+class StoredObject(models.Model):
+    """An object `catalog.storage.image_store` put in storage: the only objects `gc_media` may
+    ever delete.
+
+    The legacy archive's images live in the same bucket under the same prefix and key scheme,
+    and skipped legacy rows are never referenced, so "unreferenced" alone must never mean
+    "ours". The row is written (and `last_stored_at` renewed) *before* the object is put, and
+    the collector deletes an object only while holding this row's lock: see catalog.storage.
+    """
+
+    key = models.CharField(max_length=512, unique=True)
+    last_stored_at = models.DateTimeField()
+    # The object was already in storage the first time ingest stored this key (the legacy
+    # archive's copy of the same bytes, or an object from before this table existed): ingest
+    # never overwrote it and the collector never deletes it.
+    preexisting = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "stored_objects"
+        indexes = [
+            models.Index(
+                fields=["last_stored_at"],
+                condition=Q(preexisting=False),
+                name="stored_object_collectable",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
 
 
 class LegacyIdMap(models.Model):

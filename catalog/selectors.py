@@ -8,7 +8,15 @@ from django.db.models.functions import Lower
 from django.utils.text import slugify
 
 from catalog.keys import fold_title
-from catalog.models import Brand, BrandAlias, Runway, RunwayImage, StreetSnap, StreetSnapImage
+from catalog.models import (
+    LEGACY_PHASH_ALGORITHM,
+    Brand,
+    BrandAlias,
+    Runway,
+    RunwayImage,
+    StreetSnap,
+    StreetSnapImage,
+)
 
 # --- Ingest lookups -------------------------------------------------------------------------
 
@@ -69,25 +77,39 @@ def image_near_duplicate_candidates(
     *,
     image_model: type[RunwayImage] | type[StreetSnapImage],
     probes: Sequence[Sequence[int]],
+    phash_algorithm: str,
     exclude_record_id: int | None = None,
-) -> list[tuple[int, int, str]]:
-    """Live images of live records whose perceptual-hash bands match any probe.
+) -> list[tuple[int, int]]:
+    """Live images of live records, hashed by ``phash_algorithm``, whose perceptual-hash bands
+    match any probe. Returns ``(id, phash)`` pairs.
 
     ``probes[n]`` lists the 16-bit values to look for in band ``n`` (see
-    ``ingest.hashing.band_probes``). Each band has a partial index on live rows, so this is a
-    BitmapOr of four index scans over a few hundred probe values, never a scan of the table;
-    the caller checks the exact Hamming distance of each candidate (bench/dup_lookup.py: at a
-    million images, ~1000 candidates per query, and checking them in the database instead
-    saves nothing measurable: visiting their heap pages is the cost). Returns
-    ``(id, phash, phash_algorithm)`` triples.
+    ``ingest.hashing.band_probes``). Each band has a partial index on live rows with a
+    comparable hash, so this is a BitmapOr of four index scans over a few hundred probe
+    values, never a scan of the table; the caller checks the exact Hamming distance of each
+    candidate (bench/dup_lookup.py: at a million images, ~1000 candidates per query, and
+    checking them in the database instead saves nothing measurable: visiting their heap pages
+    is the cost).
+
+    Hashes of another algorithm are not comparable bit for bit, so they are filtered here, in
+    the query: the legacy archive's (of an unknown algorithm) are not even in the band
+    indexes, so at millions of legacy images a lookup never visits their rows.
     """
     if len(probes) != 4:
         raise ValueError("four bands of probes expected")
+    if phash_algorithm in (LEGACY_PHASH_ALGORITHM, ""):
+        raise ValueError(f"hashes of algorithm {phash_algorithm!r} are never compared")
     match = Q()
     for band, values in enumerate(probes):
         match |= Q(**{f"phash_band{band}__in": list(values)})
     record = "runway" if image_model is RunwayImage else "street_snap"
-    candidates = image_model.objects.live().filter(match, **{f"{record}__deleted_at": None})
+    candidates = (
+        image_model.objects.live()
+        # Implied by the next filter, but spelled out: it is the band indexes' own condition,
+        # which is what lets SQLite (and not only PostgreSQL) use them.
+        .comparable_hashes()
+        .filter(match, phash_algorithm=phash_algorithm, **{f"{record}__deleted_at": None})
+    )
     if exclude_record_id is not None:
         candidates = candidates.exclude(**{f"{record}_id": exclude_record_id})
-    return list(candidates.values_list("id", "phash", "phash_algorithm"))
+    return list(candidates.values_list("id", "phash"))

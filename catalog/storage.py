@@ -1,15 +1,48 @@
-"""Where image bytes live: content-addressed keys, in one place.
+"""Where image bytes live: content-addressed keys, the objects ingest stored, and their GC.
 
 A key is derived from the bytes alone (`images/<sha1[:2]>/<sha1>.<ext>`), so the same image
 stored twice - by a re-crawl, a retried job or two racing workers - lands on the same object:
 re-uploads overwrite identical bytes and never leave orphans behind. The two-character fan-out
-keeps directory listings (local media, `gc_media`) short.
+keeps directory listings short.
+
+The legacy archive's images live in the same bucket, under the same prefix and the same key
+scheme, and the legacy import may run days after ingest started (its skipped rows are never
+referenced at all). So "no image row references it" never means "ours to delete": every object
+ingest stores is recorded in `stored_objects` (:class:`catalog.models.StoredObject`), and the
+collector only ever considers those rows.
+
+The protocol between a job storing a key and the collector deleting it (no job may end with
+image rows pointing at a deleted object):
+
+- :func:`image_store` renews the key's row (``last_stored_at``, committed on its own) *before*
+  it puts the object;
+- :func:`stored_objects_collect` locks the row, checks again under the lock that it is old and
+  unreferenced, deletes the object, then the row, then commits;
+- so either the job's renewal comes first (the row is young: the collector leaves it), or the
+  collector finishes first (the renewal waits for the row lock, finds no row, records the key
+  afresh and puts the object after the delete);
+- and the job's final transaction holds the rows of the keys it writes
+  (:func:`stored_objects_hold`, `FOR KEY SHARE`). A collector that could get in between - only
+  when a job runs longer than the grace period - is either kept off (it skips rows a job holds)
+  or noticed (the row is gone: the job retries instead of committing rows that point at
+  nothing).
+
+On SQLite `transaction_mode=IMMEDIATE` serializes the collector's transactions with every other
+writer, which gives the same orderings.
 """
 
-import os
+from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import Storage, default_storage
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from catalog.models import RunwayImage, StoredObject, StreetSnapImage
 
 IMAGE_PREFIX = "images"
 
@@ -19,6 +52,8 @@ _EXTENSION_BY_MIME = {
     "image/webp": "webp",
     "image/gif": "gif",
 }
+
+_COLLECT_BATCH = 500
 
 
 def image_key(*, sha1: str, mime_type: str) -> str:
@@ -31,30 +66,168 @@ def image_key(*, sha1: str, mime_type: str) -> str:
     return f"{IMAGE_PREFIX}/{sha1[:2]}/{sha1}.{extension}"
 
 
-def image_store(*, data: bytes, sha1: str, mime_type: str, storage: Storage | None = None) -> str:
-    """Store ``data`` under its content-addressed key and return the key.
+def image_store(
+    *,
+    data: bytes,
+    sha1: str,
+    mime_type: str,
+    storage: Storage | None = None,
+    db_lock: AbstractContextManager | None = None,
+) -> str:
+    """Store ``data`` under its content-addressed key, record it as ingest's, return the key.
 
     The caller computed ``sha1`` from ``data``; it is trusted (the worker hashes the bytes it
     downloaded). Storage errors propagate: the pipeline treats them as transient and retries.
 
-    The object is written even when it exists. Besides being idempotent, that renews its age,
-    which `gc_media` relies on: it deletes only unreferenced objects older than a grace period,
-    so an old orphan that a running job is about to reference again must look young.
+    Meant to run outside any transaction: the row must be committed before the object is put
+    (module docstring). ``db_lock`` is held around this function's database statements; threads that
+    share one database connection (the pipeline's download threads share their job's) pass the
+    same lock, since a connection runs one statement at a time.
+
+    An object that was already in storage the first time ingest met its key is not ours: it is
+    recorded as ``preexisting`` and never written to (same key, same bytes) nor collected.
     """
     storage = storage or default_storage
+    db_lock = db_lock or nullcontext()
     key = image_key(sha1=sha1, mime_type=mime_type)
-    saved = storage.save(key, ContentFile(data))  # S3 with file_overwrite: overwritten in place
-    if saved != key:
-        # A storage that never overwrites (the local file system) chose another name because
-        # the key exists - with identical bytes, by construction. Keep the original, renew it.
-        storage.delete(saved)
-        _touch(storage, key)
+    now = timezone.now()
+    with db_lock:
+        # The common case, a key ingest stored before: renew it. If the collector holds the
+        # row, this waits until it has deleted object and row, and then renews nothing.
+        renewed = StoredObject.objects.filter(key=key, preexisting=False).update(last_stored_at=now)
+        foreign = not renewed and StoredObject.objects.filter(key=key, preexisting=True).exists()
+    if foreign:
+        return key
+    if not renewed:
+        # First time for this key (or the collector just removed it). An object already there
+        # was put by someone else - the legacy archive, most likely.
+        preexisting = storage.exists(key)
+        with db_lock:
+            # A job racing us for the same new key may have inserted the row meanwhile: then
+            # only the date is renewed and its preexisting flag (its own check) stays.
+            StoredObject.objects.bulk_create(
+                [StoredObject(key=key, last_stored_at=now, preexisting=preexisting)],
+                update_conflicts=True,
+                unique_fields=["key"],
+                update_fields=["last_stored_at"],
+            )
+        if preexisting:
+            return key
+    _put(storage, key, data)
     return key
 
 
-def _touch(storage: Storage, key: str) -> None:
-    try:
-        path = storage.path(key)
-    except NotImplementedError:  # pragma: no cover - only local storages get another name
-        return
-    os.utime(path)
+def _put(storage: Storage, key: str, data: bytes) -> None:
+    saved = storage.save(key, ContentFile(data))  # S3 with file_overwrite: overwritten in place
+    if saved != key:
+        # A storage that never overwrites (the local file system) chose another name because
+        # the key exists - with identical bytes, by construction. Keep the original.
+        storage.delete(saved)
+
+
+def stored_objects_hold(*, keys: Iterable[str]) -> list[str]:
+    """Lock the rows of ``keys`` until the caller's transaction ends; return the keys with no row.
+
+    Called in the transaction that writes image rows pointing at ``keys``: while it holds them,
+    the collector cannot delete these objects, and a key without a row means the collector
+    already did (the caller must not commit). `FOR KEY SHARE` conflicts only with the
+    collector's `FOR UPDATE` and delete, not with other jobs renewing the same keys.
+    """
+    wanted = sorted(set(keys))
+    if not wanted:
+        return []
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT key FROM stored_objects WHERE key = ANY(%s) ORDER BY key FOR KEY SHARE",
+                [wanted],
+            )
+            found = {row[0] for row in cursor.fetchall()}
+    else:
+        # SQLite: the transaction already holds the database's one write lock (IMMEDIATE).
+        found = set(StoredObject.objects.filter(key__in=wanted).values_list("key", flat=True))
+    return [key for key in wanted if key not in found]
+
+
+@dataclass
+class CollectResult:
+    tracked: int = 0  # objects ingest stored (rows not preexisting)
+    too_young: int = 0  # stored again within the grace period
+    referenced: int = 0  # old, but an image row points at them (soft-deleted rows count)
+    busy: int = 0  # renewed or held by a job while we looked
+    preexisting: int = 0  # were in storage before ingest met their key: never collected
+    deleted: list[str] = field(default_factory=list)
+
+
+def stored_objects_collect(
+    *, older_than: datetime, dry_run: bool = False, storage: Storage | None = None
+) -> CollectResult:
+    """Delete the objects ingest stored that no image row references and that were last stored
+    before ``older_than``; only those (module docstring). Objects never recorded - the legacy
+    archive's - are not even listed.
+
+    Rows of soft-deleted images and records count as references (a soft delete can be undone).
+    Each deletion is one short transaction: lock the row (skipping rows a job holds), check age
+    and references again under the lock, delete the object, then the row.
+    """
+    storage = storage or default_storage
+    result = CollectResult()
+    ours = StoredObject.objects.filter(preexisting=False)
+    result.tracked = ours.count()
+    result.preexisting = StoredObject.objects.filter(preexisting=True).count()
+    result.too_young = ours.filter(last_stored_at__gte=older_than).count()
+    old = ours.filter(last_stored_at__lt=older_than)
+    unreferenced = old.exclude(_referenced_by(RunwayImage)).exclude(_referenced_by(StreetSnapImage))
+    result.referenced = old.count() - unreferenced.count()
+
+    after = 0
+    while True:
+        batch = list(
+            unreferenced.filter(pk__gt=after)
+            .order_by("pk")
+            .values_list("pk", "key")[:_COLLECT_BATCH]
+        )
+        if not batch:
+            return result
+        after = batch[-1][0]
+        for pk, key in batch:
+            outcome = _collect_one(pk, key, older_than=older_than, dry_run=dry_run, storage=storage)
+            if outcome == "deleted":
+                result.deleted.append(key)
+            elif outcome == "referenced":
+                result.referenced += 1
+            else:
+                result.busy += 1
+
+
+def _collect_one(
+    pk: int, key: str, *, older_than: datetime, dry_run: bool, storage: Storage
+) -> str:
+    with transaction.atomic():
+        row = (
+            StoredObject.objects.select_for_update(skip_locked=True)
+            .filter(pk=pk, preexisting=False, last_stored_at__lt=older_than)
+            .first()
+        )
+        # Renewed by a job since we listed it, held by one right now, or already collected.
+        if row is None:
+            return "busy"
+        # Checked again under the lock: a job may have committed image rows since we listed it
+        # (one that has not committed yet holds the row, or renewed it).
+        if _is_referenced(key):
+            return "referenced"
+        if not dry_run:
+            storage.delete(key)  # the object first: if that fails, the row stays for next time
+            row.delete()
+    return "deleted"
+
+
+def _referenced_by(image_model: type[RunwayImage] | type[StreetSnapImage]) -> Exists:
+    return Exists(image_model.objects.filter(storage_key=OuterRef("key")))
+
+
+def _is_referenced(key: str) -> bool:
+    return (
+        RunwayImage.objects.filter(storage_key=key).exists()
+        or StreetSnapImage.objects.filter(storage_key=key).exists()
+    )

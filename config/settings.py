@@ -184,7 +184,15 @@ INGEST_READ_TIMEOUT = env.float("INGEST_READ_TIMEOUT", default=10.0)
 INGEST_IMAGE_DEADLINE = env.float("INGEST_IMAGE_DEADLINE", default=30.0)
 INGEST_MAX_REDIRECTS = env.int("INGEST_MAX_REDIRECTS", default=3)
 INGEST_DOWNLOAD_WORKERS = env.int("INGEST_DOWNLOAD_WORKERS", default=8)
-# 7 bits: the worst re-encoded or resized copy measured was 6 (docs/hashing.md).
+# Seconds one job may spend downloading its images, well inside INGEST_JOB_TIMEOUT (rq kills a
+# job at that limit; 500 images / 8 workers x a 30 s deadline could take 1875 s). Images not
+# downloaded in time are transient refusals: retried with the job while attempts remain.
+# The system check ingest.W002 says when INGEST_JOB_TIMEOUT leaves too little room around it.
+INGEST_DOWNLOAD_BUDGET = env.float("INGEST_DOWNLOAD_BUDGET", default=600.0)
+# Near-duplicate radius in bits; the one place its default lives. Measured with
+# bench/dup_threshold.py (docs/hashing.md): re-encodes, resizes and +-10% brightness of 18
+# photos land within 6; different photos start at 18, and different people's aligned faces (the
+# closest stand-in for one runway's looks) at 10. 7 costs the same index probes as 6.
 INGEST_DUPLICATE_MAX_DISTANCE = env.int("INGEST_DUPLICATE_MAX_DISTANCE", default=7)
 # Seconds between rq's retries of a job that hit a transient error (timeouts, 5xx, storage,
 # database connection); one attempt more than there are intervals. Needs the worker's

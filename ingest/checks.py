@@ -1,4 +1,5 @@
-"""System checks: a malformed secret is an error at start-up, not a 401 mystery later."""
+"""System checks: a malformed secret is an error at start-up, not a 401 mystery later; a job
+timeout too short for the download budget is a warning, not a job killed mid-way later."""
 
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
@@ -24,5 +25,29 @@ def check_ingest_open(app_configs, **kwargs):
             "INGEST_SECRETS is empty: the ingest endpoint refuses every request.",
             hint="Set one or more whsec_<base64> secrets (comma-separated).",
             id="ingest.W001",
+        )
+    ]
+
+
+# What a job needs besides its downloads: claiming and planning, the near-duplicate lookups (one
+# indexed query per image), the final transaction, and the uploads of images whose download
+# finished as the budget ran out.
+JOB_TIMEOUT_MARGIN_SECONDS = 120
+
+
+@register()
+def check_job_timeout_covers_downloads(app_configs, **kwargs):
+    needed = settings.INGEST_DOWNLOAD_BUDGET + JOB_TIMEOUT_MARGIN_SECONDS
+    if settings.INGEST_JOB_TIMEOUT >= needed:
+        return []
+    return [
+        Warning(
+            f"INGEST_JOB_TIMEOUT ({settings.INGEST_JOB_TIMEOUT}s) does not cover the download "
+            f"budget INGEST_DOWNLOAD_BUDGET ({settings.INGEST_DOWNLOAD_BUDGET:g}s) plus "
+            f"{JOB_TIMEOUT_MARGIN_SECONDS}s for the rest of a job: rq may kill slow jobs before "
+            "they decide, and retry them from the start.",
+            hint=f"Raise INGEST_JOB_TIMEOUT to at least {needed:g} or lower "
+            "INGEST_DOWNLOAD_BUDGET.",
+            id="ingest.W002",
         )
     ]

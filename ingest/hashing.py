@@ -21,6 +21,8 @@ from itertools import combinations
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+from ingest.errors import short
+
 # Stored beside every hash: hashes made by different algorithms (or different parameters of
 # this one) are not comparable, so a change to anything below that moves bits needs a new name
 # and a re-hash of the archive.
@@ -31,12 +33,6 @@ PHASH_ALGORITHM = "phash-draft128-v1"
 # 2 bits of imagehash.phash on a full decode, while a 2000x3000 JPEG still decodes at 1/8 scale.
 # Smaller targets (32, 64) drift up to 6 bits on ~500 px images for no speed gain on big ones.
 REDUCED_MIN_SIDE = 128
-
-# Default "near-duplicate" radius in bits (the project setting may override it). Measured with
-# bench/dup_threshold.py: re-encodes, resizes and +-10% brightness of 18 photos land within 6;
-# different photos start at 18, and different people's aligned faces (the closest stand-in for
-# one runway's looks, same framing and background) at 10. 7 costs the same index probes as 6.
-DUPLICATE_MAX_DISTANCE = 7
 
 _HASH_SIZE = 8  # 8x8 low-frequency DCT coefficients -> 64 bits
 _DCT_INPUT = 32  # imagehash's hash_size * highfreq_factor (8 * 4)
@@ -230,7 +226,7 @@ def _decode_reduced(data: bytes, *, max_pixels: int | None) -> tuple[Image.Image
         # Only an exception when the process runs with warnings as errors; same meaning.
         raise ImageRefused("too many pixels (decompression bomb)") from None
     except (OSError, SyntaxError, ValueError) as exc:
-        raise ImageRefused(f"unreadable image header ({_short(exc)})") from None
+        raise ImageRefused(f"unreadable image header ({short(exc, 80)})") from None
 
     with image:
         fmt = image.format or ""
@@ -256,7 +252,7 @@ def _decode_reduced(data: bytes, *, max_pixels: int | None) -> tuple[Image.Image
                 raise ImageRefused(
                     f"truncated {mime_type.removeprefix('image/').upper()}"
                 ) from None
-            raise ImageRefused(f"cannot decode image ({_short(exc)})") from None
+            raise ImageRefused(f"cannot decode image ({short(exc, 80)})") from None
 
         orientation = _orientation(image)
 
@@ -332,8 +328,3 @@ def _orientation(image: Image.Image) -> int:
         # EXIF is metadata beside the pixels: a malformed block must not cost us the image.
         return 1
     return value if isinstance(value, int) else 1
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= 80 else text[:77] + "..."

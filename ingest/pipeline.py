@@ -12,25 +12,37 @@
 7. the report: counts that add up and a capped list of per-image issues.
 
 Errors are sorted by whether trying again can help. Transient ones (timeouts, 5xx, storage,
-database connection) release the job and raise, so rq retries it with backoff; on the last
-attempt they end it instead: a per-image one becomes an issue (the survivors are kept), a
-job-level one fails it. Permanent ones never raise to rq.
+database connection, rq's job timeout) release the job and raise, so rq retries it with
+backoff; on the last attempt they end it instead: a per-image one becomes an issue (the
+survivors are kept), a job-level one fails it. Permanent ones never raise to rq.
 """
 
 import copy
 import logging
+import threading
+import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    DatabaseError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    connections,
+    transaction,
+)
+from rq.timeouts import BaseTimeoutException
 
 from catalog import selectors, services
 from catalog.models import Brand, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.models import Record as RecordBase
-from catalog.storage import image_store
+from catalog.storage import image_store, stored_objects_hold
+from ingest.errors import short
 from ingest.fetching import FetchError, FetchPolicy, fetch
 from ingest.hashing import AnalysedImage, ImageRefused, analyse_image, band_probes, hamming
 from ingest.models import IngestJob
@@ -74,6 +86,10 @@ class JobEnd(Exception):
 class LostRace(Exception):
     """Another job wrote this album between our lookup and our insert."""
 
+    def __init__(self, plan: "Plan") -> None:
+        super().__init__("lost the race for this album")
+        self.plan = plan
+
 
 # --- Entry point -----------------------------------------------------------------------------
 
@@ -98,19 +114,28 @@ def run_job(job_id: int, *, final_attempt: bool) -> str:
         return _superseded(claim)
     except JobEnd as end:
         return _end(claim, end, report)
-    except Transient as exc:
+    except (Transient, BaseTimeoutException) as exc:
+        # rq's job timeout (INGEST_JOB_TIMEOUT) is raised in this thread wherever the job is; it
+        # is an ordinary Exception, and no bug: a site too slow for one attempt. Retried like
+        # any transient error (the download budget normally ends a job well before it).
+        transient = exc if isinstance(exc, Transient) else _timed_out(exc)
         if final_attempt:
-            return _end(claim, JobEnd(Status.FAILED, exc.reason, exc.error), report)
+            return _end(claim, JobEnd(Status.FAILED, transient.reason, transient.error), report)
         try:
-            ingest_job_release(claim=claim, error=exc.error)
+            ingest_job_release(claim=claim, error=transient.error)
         except Superseded:
             return _superseded(claim)  # another execution decides, and retries if need be
+        except DatabaseError:
+            # A timeout can interrupt a query and leave the connection unusable. rq still
+            # retries on the original error; the row stays running and the retry's claim takes
+            # it over.
+            logger.warning("ingest job %s: could not hand the job back", job_id, exc_info=True)
         raise
     except (OperationalError, InterfaceError) as exc:
         # The database went away (or deadlocked): retry like any transient error. Recording
         # that may fail too; then the row stays running, and the next attempt (rq's retry, or
         # reconcile's reclaim) takes it over.
-        error = f"database error: {_short(exc)}"
+        error = f"database error: {short(exc, 300)}"
         try:
             if final_attempt:
                 return _end(claim, JobEnd(Status.FAILED, "database_error", error), report)
@@ -122,8 +147,15 @@ def run_job(job_id: int, *, final_attempt: bool) -> str:
         # A bug, not the input: fail readably on the row (never retry a bug on a loop) and log
         # the traceback for us.
         logger.exception("ingest job %s failed unexpectedly", job_id)
-        error = f"internal error: {type(exc).__name__}: {_short(exc)}"
+        error = f"internal error: {type(exc).__name__}: {short(exc, 300)}"
         return _end(claim, JobEnd(Status.FAILED, "internal_error", error), report)
+
+
+def _timed_out(exc: BaseTimeoutException) -> Transient:
+    return Transient(
+        "job_timeout",
+        f"rq job timeout: {short(exc, 300)} (INGEST_JOB_TIMEOUT is {settings.INGEST_JOB_TIMEOUT}s)",
+    )
 
 
 def _end(claim: Claim, end: JobEnd, report: Report) -> str:
@@ -183,10 +215,24 @@ def _run(claim: Claim, report: Report, *, final_attempt: bool) -> str:
     # Steps 5 and 6.
     try:
         return _write(claim, kind, album, stored, report)
-    except LostRace:
-        # The winner holds the source key, or (another article of the same album) the entity key.
-        winner = kind.by_source_key(album) or kind.by_entity_key(album, kind.brand(album))
+    except LostRace as lost:
+        winner = _race_winner(kind, album, lost.plan)
         raise JobEnd(Status.SKIPPED, "lost_race", record=winner) from None
+
+
+def _race_winner(kind: "Kind", album: dict[str, Any], plan: "Plan") -> Record | None:
+    """The record that took what this job was about to write (looked up after the rollback)."""
+    by_source = kind.by_source_key(album)
+    by_entity = kind.by_entity_key(album, plan.brand)
+    if plan.record is not None:
+        # Reopening: the source key is our own row's. Another live record took the album's
+        # entity key since we planned, or else our row itself changed state meanwhile.
+        if by_entity is not None and by_entity.pk != plan.record.pk:
+            return by_entity
+        return by_source
+    # Creating: the winner holds the source key, or (another article of the same album) the
+    # entity key.
+    return by_source or by_entity
 
 
 # --- Steps 2 and 3: find the record, decide ----------------------------------------------------
@@ -216,7 +262,23 @@ def _plan(kind: "Kind", album: dict[str, Any], checksum: str) -> Plan:
     if record.content_checksum == checksum:
         # Rejected, and nothing new since: do not put the same album in front of editors.
         raise JobEnd(Status.SKIPPED, "rejected_unchanged", record=record)
-    return Plan(record=record, brand=brand if brand is not None else kind.brand(album))
+    brand = brand if brand is not None else kind.brand(album)
+    # Found by its source key, the rejected record is reopened with the album's entity key,
+    # which the crawler may have corrected meanwhile (another season code, say). If a different
+    # live record holds that key, the reopen could only break the entity-key constraint, on
+    # every retry: that is no race, and the job says what it is.
+    holder = kind.by_entity_key(album, brand)
+    if holder is not None and holder.pk != record.pk:
+        raise JobEnd(
+            Status.SKIPPED,
+            "entity_key_taken",
+            f"{kind.label.capitalize()} {holder.pk} ({holder.status}) already has this album's "
+            f"entity key ({kind.entity_key_text(album)}), so rejected {kind.label} "
+            f"{record.pk}, which this source article created, cannot be reopened with it. "
+            f"Nothing was written.",
+            record=holder,
+        )
+    return Plan(record=record, brand=brand)
 
 
 def _runway_brand(album: dict[str, Any]) -> Brand:
@@ -265,28 +327,93 @@ def fetch_policy() -> FetchPolicy:
     )
 
 
+@dataclass(frozen=True)
+class DownloadBudget:
+    """INGEST_DOWNLOAD_BUDGET seconds for all of a job's downloads, from their start.
+
+    rq kills a job at INGEST_JOB_TIMEOUT wherever it is; left to per-image deadlines alone, a
+    slow site could make 500 images take 500 / 8 workers x 30 s = 1875 s. Within the budget,
+    the job always reaches its decision: what the budget leaves undone is a transient refusal.
+    """
+
+    seconds: float
+    ends_at: float  # time.monotonic()
+
+    @classmethod
+    def start(cls, seconds: float) -> "DownloadBudget":
+        return cls(seconds=seconds, ends_at=time.monotonic() + seconds)
+
+    def remaining(self) -> float:
+        return self.ends_at - time.monotonic()
+
+    @property
+    def reason(self) -> str:
+        return f"the job's download budget of {self.seconds:g}s ran out"
+
+
 def _download_all(urls: list[str]) -> list[Outcome]:
     """One outcome per URL, in order. Each distinct URL is fetched once; at most
-    INGEST_DOWNLOAD_WORKERS at a time, so one album cannot flood a site or the worker."""
+    INGEST_DOWNLOAD_WORKERS at a time, so one album cannot flood a site or the worker; and all
+    within the job's download budget.
+
+    The download threads share this thread's database connection (`image_store` records each
+    object before putting it), one statement at a time through ``db_lock``: a job opens no
+    extra connections, and the rows are written where the job's own are (in a test, inside
+    its transaction). This thread only waits meanwhile.
+    """
     policy = fetch_policy()
     max_pixels = settings.INGEST_MAX_IMAGE_PIXELS
+    budget = DownloadBudget.start(settings.INGEST_DOWNLOAD_BUDGET)
     distinct = list(dict.fromkeys(urls))
     workers = max(1, min(settings.INGEST_DOWNLOAD_WORKERS, len(distinct)))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest-fetch") as pool:
-        results = dict(
-            zip(
-                distinct,
-                pool.map(lambda url: _download_one(url, policy, max_pixels), distinct),
-                strict=True,
-            )
-        )
+    todo = iter(distinct)
+    todo_lock, db_lock, stop = threading.Lock(), threading.Lock(), threading.Event()
+    results: dict[str, Outcome] = {}
+    connection = connections[DEFAULT_DB_ALIAS]
+
+    def work() -> None:
+        connections[DEFAULT_DB_ALIAS] = connection
+        while not stop.is_set():
+            with todo_lock:
+                url = next(todo, None)
+            if url is None:
+                return
+            results[url] = _download_one(url, policy, max_pixels, budget, db_lock)
+
+    connection.inc_thread_sharing()
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest-fetch") as pool:
+            futures = [pool.submit(work) for _ in range(workers)]
+            try:
+                done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+                for future in done:
+                    future.result()  # the first error, if any
+            finally:
+                # Whatever interrupted us - an error, or rq's job timeout raised in this
+                # thread - the threads finish the image in hand and start no other.
+                stop.set()
+    finally:
+        connection.dec_thread_sharing()
     return [results[url] for url in urls]
 
 
-def _download_one(url: str, policy: FetchPolicy, max_pixels: int) -> Outcome:
+def _download_one(
+    url: str,
+    policy: FetchPolicy,
+    max_pixels: int,
+    budget: DownloadBudget,
+    db_lock: threading.Lock,
+) -> Outcome:
+    remaining = budget.remaining()
+    if remaining <= 0:
+        return Refusal(f"not downloaded: {budget.reason}", transient=True)
+    capped = remaining < policy.total_deadline
     try:
-        fetched = fetch(url, policy=policy)
+        # An image started near the end gets what is left of the budget, not its full deadline.
+        fetched = fetch(url, policy=replace(policy, total_deadline=remaining) if capped else policy)
     except FetchError as exc:
+        if capped and exc.transient and budget.remaining() <= 0:
+            return Refusal(f"download cut off: {budget.reason}", transient=True)
         return Refusal(exc.reason, exc.transient)
     try:
         # Only the bytes decide what this is; the Content-Type the server claimed does not.
@@ -294,9 +421,13 @@ def _download_one(url: str, policy: FetchPolicy, max_pixels: int) -> Outcome:
     except ImageRefused as exc:
         return Refusal(exc.reason, transient=False)
     try:
-        key = image_store(data=fetched.body, sha1=analysed.sha1, mime_type=analysed.mime_type)
+        key = image_store(
+            data=fetched.body, sha1=analysed.sha1, mime_type=analysed.mime_type, db_lock=db_lock
+        )
+    except DatabaseError:
+        raise  # recording the object failed: the job's database error, not the storage's
     except Exception as exc:  # noqa: BLE001 - boto3, OSError, ...: any storage error is retried
-        return StorageFailure(f"{type(exc).__name__}: {_short(exc)}")
+        return StorageFailure(f"{type(exc).__name__}: {short(exc, 300)}")
     return Downloaded(analysed=analysed, storage_key=key)
 
 
@@ -347,16 +478,25 @@ def _write(
         ingest_job_lock_claimed(claim=claim)
         # Decide again: another job may have written this album while we downloaded.
         plan = _plan(kind, album, claim.payload_checksum)
+        # Until this transaction ends, gc_media cannot delete the objects our rows will point
+        # at; one already gone (a job that ran longer than the GC's grace) must be stored again.
+        missing = stored_objects_hold(keys=[item.image.storage_key for item in stored])
+        if missing:
+            raise Transient(
+                "storage_error",
+                f"{len(missing)} stored image(s) were deleted by gc_media before this job wrote "
+                f"its rows (first {missing[0]}); they must be stored again",
+            )
         new_images = _new_images(kind, stored, plan, final_report)
         try:
             record = kind.write(plan, album, new_images, claim)
         except IntegrityError as exc:
             if not _is_record_key_violation(exc):
                 raise
-            raise LostRace from exc
+            raise LostRace(plan) from exc
         except services.RecordStateError as exc:
             # The rejected record changed state between our lookup and our lock.
-            raise LostRace from exc
+            raise LostRace(plan) from exc
         _finish(claim, JobEnd(Status.SUCCEEDED, "", record=record), final_report)
     return Status.SUCCEEDED
 
@@ -430,12 +570,11 @@ def _nearest(
     candidates = selectors.image_near_duplicate_candidates(
         image_model=kind.image_model,
         probes=band_probes(analysed.phash, max_distance),
+        # Hashes of another algorithm are not comparable bit for bit: the query leaves them out.
+        phash_algorithm=analysed.phash_algorithm,
         exclude_record_id=plan.record.pk if plan.record is not None else None,
     )
-    for image_id, phash, algorithm in candidates:
-        # Hashes of another algorithm are not comparable bit for bit.
-        if phash is None or algorithm != analysed.phash_algorithm:
-            continue
+    for image_id, phash in candidates:
         distance = hamming(phash, analysed.phash)
         if distance <= max_distance and (best is None or (distance, 0, image_id) < best):
             best, best_existing = (distance, 0, image_id), image_id
@@ -504,8 +643,10 @@ def _is_record_key_violation(exc: IntegrityError) -> bool:
 @dataclass(frozen=True)
 class Kind:
     name: str
+    label: str
     image_model: type[RunwayImage] | type[StreetSnapImage]
     image_label: str
+    entity_key_text: Callable[[dict[str, Any]], str]
     by_source_key: Callable[[dict[str, Any]], Record | None]
     brand: Callable[[dict[str, Any]], Brand | None]
     by_entity_key: Callable[[dict[str, Any], Brand | None], Record | None]
@@ -557,8 +698,12 @@ def _write_street_snap(
 KINDS = {
     IngestJob.Kind.RUNWAY: Kind(
         name=IngestJob.Kind.RUNWAY,
+        label="runway",
         image_model=RunwayImage,
         image_label="runway image",
+        entity_key_text=lambda a: (
+            f"brand {a['brand']!r}, season code {a['season_code']}, {a['collection_type']}"
+        ),
         by_source_key=lambda a: selectors.runway_by_source_key(
             source=a["source"], source_url=a["source_url"]
         ),
@@ -570,8 +715,10 @@ KINDS = {
     ),
     IngestJob.Kind.STREET: Kind(
         name=IngestJob.Kind.STREET,
+        label="street snap",
         image_model=StreetSnapImage,
         image_label="street image",
+        entity_key_text=lambda a: f"{a['city']}, {a['year']}-{a['month']:02d}, {a['title']!r}",
         by_source_key=lambda a: selectors.street_snap_by_source_key(
             source=a["source"], source_url=a["source_url"]
         ),
@@ -582,8 +729,3 @@ KINDS = {
         write=_write_street_snap,
     ),
 }
-
-
-def _short(exc: BaseException, limit: int = 300) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -19,8 +19,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
-from catalog.storage import IMAGE_PREFIX
+from catalog.models import Runway, StreetSnap
+from catalog.storage import CollectResult, stored_objects_collect
 from ingest.content import content_checksum
 from ingest.models import IngestJob, UsedWebhookId
 
@@ -346,61 +346,18 @@ def webhook_ids_purge(*, now: datetime | None = None) -> int:
     return deleted
 
 
-@dataclass
-class MediaGcResult:
-    scanned: int = 0
-    deleted: list[str] = field(default_factory=list)
-    referenced: int = 0
-    too_young: int = 0
+def media_gc(*, now: datetime | None = None, dry_run: bool = False, storage=None) -> CollectResult:
+    """Delete the images ingest stored that no image row references, once older than
+    INGEST_MEDIA_GC_GRACE_SECONDS; never anything ingest did not store (the legacy archive's
+    objects share the bucket and the key scheme). See catalog.storage for the protocol that
+    keeps a job storing the same key again from ending with rows that point at nothing.
 
-
-def media_gc(*, now: datetime | None = None, dry_run: bool = False, storage=None) -> MediaGcResult:
-    """Delete stored images that no image row references, if older than the grace period.
-
-    Rows of soft-deleted images and records still count as references (soft delete can be
-    undone). Orphans come from jobs that stored their images and then lost the race, failed
-    or were superseded; young objects are kept because a running job may have uploaded them
-    without having committed its rows yet (and `image_store` renews an object's age whenever a
-    job stores it again).
+    Orphans come from jobs that stored their images and then lost the race, failed or were
+    superseded. Rows of soft-deleted images and records still count as references.
     """
-    from django.core.files.storage import default_storage
-
-    storage = storage or default_storage
     now = now or timezone.now()
-    cutoff = now - timedelta(seconds=settings.INGEST_MEDIA_GC_GRACE_SECONDS)
-    result = MediaGcResult()
-    for fan_out in sorted(_listdir(storage, IMAGE_PREFIX)[0]):
-        directory = f"{IMAGE_PREFIX}/{fan_out}"
-        keys = [f"{directory}/{name}" for name in sorted(_listdir(storage, directory)[1])]
-        result.scanned += len(keys)
-        referenced = _referenced(keys)
-        result.referenced += len(referenced)
-        for key in keys:
-            if key in referenced:
-                continue
-            if storage.get_modified_time(key) >= cutoff:
-                result.too_young += 1
-                continue
-            # Checked again right before deleting: a job may have committed meanwhile.
-            if _referenced([key]):
-                result.referenced += 1
-                continue
-            if not dry_run:
-                storage.delete(key)
-            result.deleted.append(key)
-    return result
-
-
-def _listdir(storage, path: str) -> tuple[list[str], list[str]]:
-    try:
-        return storage.listdir(path)
-    except FileNotFoundError:
-        return [], []
-
-
-def _referenced(keys: list[str]) -> set[str]:
-    return set(
-        RunwayImage.objects.filter(storage_key__in=keys).values_list("storage_key", flat=True)
-    ) | set(
-        StreetSnapImage.objects.filter(storage_key__in=keys).values_list("storage_key", flat=True)
+    return stored_objects_collect(
+        older_than=now - timedelta(seconds=settings.INGEST_MEDIA_GC_GRACE_SECONDS),
+        dry_run=dry_run,
+        storage=storage,
     )

@@ -60,6 +60,7 @@ from catalog.legacy.rows import (
     LegacyTable,
 )
 from catalog.models import (
+    LEGACY_PHASH_ALGORITHM,
     Brand,
     LegacyIdMap,
     Runway,
@@ -71,8 +72,6 @@ from catalog.models import (
 RECORD_BATCH = 1_000
 IMAGE_BATCH = 5_000
 ID_MAP_BATCH = 10_000
-# Hashes from different algorithms are not comparable: ingest can tell these apart.
-LEGACY_PHASH_ALGORITHM = "legacy"
 
 RECORD_MODEL: dict[str, type[Runway] | type[StreetSnap]] = {RUNWAY: Runway, STREET: StreetSnap}
 IMAGE_MODEL: dict[str, type[RunwayImage] | type[StreetSnapImage]] = {

@@ -13,13 +13,13 @@ from itertools import combinations
 import imagehash
 import numpy as np
 import pytest
+from django.conf import settings as django_settings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 from skimage import data as skdata
 
 from ingest.hashing import (
-    DUPLICATE_MAX_DISTANCE,
     PHASH_ALGORITHM,
     AnalysedImage,
     ImageInfo,
@@ -36,6 +36,8 @@ from ingest.hashing import (
 )
 
 MAX_PIXELS = 64_000_000
+# The project's near-duplicate radius (its default lives in config/settings.py only).
+DUPLICATE_MAX_DISTANCE = django_settings.INGEST_DUPLICATE_MAX_DISTANCE
 PHOTOS = (
     "astronaut",
     "camera",

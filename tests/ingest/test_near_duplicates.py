@@ -7,10 +7,11 @@ import uuid
 
 import pytest
 from django.db import connection
+from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 
 from catalog import selectors
-from catalog.models import RunwayImage, StreetSnapImage
+from catalog.models import LEGACY_PHASH_ALGORITHM, RunwayImage, StreetSnapImage
 from ingest import pipeline
 from ingest.hashing import PHASH_ALGORITHM, band_probes, hamming, to_signed64
 from ingest.serializers import album_validate
@@ -93,10 +94,11 @@ def test_different_photographs_are_not_flagged(image_server):
     assert job.report["counts"]["duplicates"] == 0
 
 
-def test_an_image_of_another_hash_algorithm_is_not_compared(image_server):
+@pytest.mark.parametrize("algorithm", [LEGACY_PHASH_ALGORITHM, "phash-draft64-v0"])
+def test_an_image_of_another_hash_algorithm_is_not_compared(image_server, algorithm):
     original = image_server.add("/orig.jpg", jpeg("astronaut", quality=92))
     run_album(runway_album([original]))
-    RunwayImage.objects.update(phash_algorithm="legacy-unknown")
+    RunwayImage.objects.update(phash_algorithm=algorithm)
 
     run_album(runway_album([original], season_code="SS25"))
 
@@ -106,24 +108,58 @@ def test_an_image_of_another_hash_algorithm_is_not_compared(image_server):
 def test_images_of_deleted_images_or_records_are_not_candidates():
     runway = RunwayFactory()
     phash = to_signed64(0x0123456789ABCDEF)
-    live = RunwayImage.objects.create(runway=runway, storage_key="k/1", phash=phash)
+    ours = {"phash": phash, "phash_algorithm": PHASH_ALGORITHM}
+    live = RunwayImage.objects.create(runway=runway, storage_key="k/1", **ours)
     RunwayImage.objects.create(
-        runway=runway, storage_key="k/2", phash=phash, deleted_at=runway.created_at
+        runway=runway, storage_key="k/2", deleted_at=runway.created_at, **ours
     )
     gone = RunwayFactory(deleted_at=runway.created_at)
-    RunwayImage.objects.create(runway=gone, storage_key="k/3", phash=phash)
+    RunwayImage.objects.create(runway=gone, storage_key="k/3", **ours)
 
     candidates = selectors.image_near_duplicate_candidates(
-        image_model=RunwayImage, probes=band_probes(0x0123456789ABCDEF, 7)
+        image_model=RunwayImage,
+        probes=band_probes(0x0123456789ABCDEF, 7),
+        phash_algorithm=PHASH_ALGORITHM,
     )
 
-    assert [c[0] for c in candidates] == [live.pk]
+    assert candidates == [(live.pk, phash)]
 
 
-@pytest.mark.postgres
-def test_the_lookup_uses_the_band_indexes_not_a_scan():
-    # Given a table of 30,000 images with random hashes, and fresh planner statistics.
+def test_hashes_of_another_algorithm_are_left_out_by_the_query():
+    # Given the same hash stored by us, by the legacy import and by some other algorithm.
     runway = RunwayFactory()
+    phash = to_signed64(0x0123456789ABCDEF)
+    ours = RunwayImage.objects.create(
+        runway=runway, storage_key="k/1", phash=phash, phash_algorithm=PHASH_ALGORITHM
+    )
+    for algorithm in (LEGACY_PHASH_ALGORITHM, "phash-draft64-v0"):
+        RunwayImage.objects.create(
+            runway=runway, storage_key=f"k/{algorithm}", phash=phash, phash_algorithm=algorithm
+        )
+
+    # When the lookup runs for our algorithm.
+    with CaptureQueriesContext(connection) as captured:
+        candidates = selectors.image_near_duplicate_candidates(
+            image_model=RunwayImage,
+            probes=band_probes(0x0123456789ABCDEF, 7),
+            phash_algorithm=PHASH_ALGORITHM,
+        )
+
+    # Then only ours come back, filtered by the query itself (the rows never reach Python).
+    assert candidates == [(ours.pk, phash)]
+    (sql,) = [q["sql"] for q in captured.captured_queries if "phash_band0" in q["sql"]]
+    assert f"\"phash_algorithm\" = '{PHASH_ALGORITHM}'" in sql
+
+
+@pytest.mark.parametrize("algorithm", [LEGACY_PHASH_ALGORITHM, ""])
+def test_legacy_hashes_are_never_looked_up(algorithm):
+    with pytest.raises(ValueError, match="never compared"):
+        selectors.image_near_duplicate_candidates(
+            image_model=StreetSnapImage, probes=band_probes(1, 7), phash_algorithm=algorithm
+        )
+
+
+def _fill(runway_id: int, rows: int, algorithm: str, offset: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -133,23 +169,43 @@ def test_the_lookup_uses_the_band_indexes_not_a_scan():
                  created_at)
             SELECT %s, 'k/' || g, '', 0, 0, 0, 'image/jpeg', '', g,
                    ('x' || md5(g::text))::bit(64)::bigint, %s, false, 0, now()
-            FROM generate_series(1, 30000) AS g
+            FROM generate_series(%s, %s) AS g
             """,
-            [runway.pk, PHASH_ALGORITHM],
+            [runway_id, algorithm, offset + 1, offset + rows],
         )
+
+
+@pytest.mark.postgres
+def test_the_lookup_uses_the_band_indexes_not_a_scan():
+    # Given 30,000 images of ours and 30,000 legacy ones with random hashes, fresh statistics.
+    runway = RunwayFactory()
+    _fill(runway.pk, 30_000, PHASH_ALGORITHM, offset=0)
+    _fill(runway.pk, 30_000, LEGACY_PHASH_ALGORITHM, offset=30_000)
+    with connection.cursor() as cursor:
         cursor.execute("ANALYZE brand_runway_images")
     query = random.Random(7).getrandbits(64)
+    probes = band_probes(query, 7)
+    legacy_band_matches = (
+        RunwayImage.objects.filter(phash_algorithm=LEGACY_PHASH_ALGORITHM)
+        .filter(
+            Q(phash_band0__in=probes[0])
+            | Q(phash_band1__in=probes[1])
+            | Q(phash_band2__in=probes[2])
+            | Q(phash_band3__in=probes[3])
+        )
+        .count()
+    )
 
     # When the pipeline's candidate query runs.
     with CaptureQueriesContext(connection) as captured:
         candidates = selectors.image_near_duplicate_candidates(
-            image_model=RunwayImage, probes=band_probes(query, 7)
+            image_model=RunwayImage, probes=probes, phash_algorithm=PHASH_ALGORITHM
         )
     sqls = [q["sql"] for q in captured.captured_queries if "phash_band0" in q["sql"]]
     plans = []
     with connection.cursor() as cursor:
         for sql in sqls:
-            cursor.execute("EXPLAIN " + sql)
+            cursor.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql)
             plans.append("\n".join(row[0] for row in cursor.fetchall()))
 
     # Then the plan probes the four partial band indexes and never scans the table, and the
@@ -159,6 +215,10 @@ def test_the_lookup_uses_the_band_indexes_not_a_scan():
         for band in range(4):
             assert f"runway_image_band{band}_live" in plan, plan
         assert "Seq Scan on brand_runway_images" not in plan, plan
-    assert len(candidates) < 100
+        # Legacy rows whose bands match exist, but the indexes do not hold them: no row is
+        # fetched from the table only to be thrown away.
+        assert legacy_band_matches > 0
+        assert "Rows Removed by Filter" not in plan, plan
+    assert 0 < len(candidates) < 100
     exact = [c for c in candidates if hamming(c[1], query) <= 7]
     assert len(exact) <= len(candidates)

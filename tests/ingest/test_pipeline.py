@@ -7,14 +7,21 @@ import pytest
 from django.core.files.storage import default_storage
 from django.db import OperationalError
 from django.utils import timezone
+from rq.timeouts import JobTimeoutException
 
-from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
+from catalog.models import Runway, RunwayImage, StoredObject, StreetSnap, StreetSnapImage
 from ingest import pipeline
 from ingest.hashing import PHASH_ALGORITHM
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
-from tests.factories import BrandAliasFactory, BrandFactory, RunwayFactory, StreetSnapFactory
+from tests.factories import (
+    BrandAliasFactory,
+    BrandFactory,
+    RunwayFactory,
+    RunwayImageFactory,
+    StreetSnapFactory,
+)
 from tests.ingest.conftest import jpeg, runway_album, street_album
 
 pytestmark = pytest.mark.django_db
@@ -77,6 +84,9 @@ def test_a_new_runway_is_written_pending_with_its_images(acme, photos):
         assert image.phash_algorithm == PHASH_ALGORITHM
         assert image.byte_size == default_storage.size(image.storage_key)
         assert not image.is_duplicate
+    # Recorded as ingest's own objects (by the download threads, on the job's connection).
+    stored = StoredObject.objects.filter(preexisting=False)
+    assert set(stored.values_list("key", flat=True)) == {i.storage_key for i in images}
     assert job.report["counts"] == {
         "received": 3,
         "stored": 3,
@@ -311,6 +321,116 @@ def test_a_rejected_street_snap_is_reopened_too(photos):
     assert StreetSnap.objects.get().status == "pending"
 
 
+def test_a_rejected_runway_recrawled_with_a_key_another_record_holds_is_skipped_as_taken(
+    acme, photos, image_server
+):
+    # Given rejected runway A (this article, SS25) and published runway B (FW24).
+    album = runway_album(photos, season_code="FW24")
+    rejected = RunwayFactory(
+        brand=acme,
+        season_code="SS25",
+        status="rejected",
+        reject_reason="wrong season",
+        source="vogue",
+        source_url=album["source_url"],
+        content_checksum="0" * 64,
+    )
+    old_image = RunwayImageFactory(runway=rejected)
+    holder = RunwayFactory(brand=acme, season_code="FW24", published=True)
+
+    # When the article is crawled again with its season corrected to FW24.
+    job = run(submit(album), final_attempt=False)
+
+    # Then the job says which record holds that key, downloads nothing and changes nothing.
+    assert (job.status, job.reason) == ("skipped", "entity_key_taken")
+    assert job.record_id == holder.pk
+    assert f"Runway {holder.pk} (published)" in job.error
+    assert f"rejected runway {rejected.pk}" in job.error
+    assert "FW24" in job.error
+    assert job.attempts == 1
+    assert sum(image_server.hits.values()) == 0
+    rejected.refresh_from_db()
+    assert (rejected.status, rejected.season_code, rejected.image_count) == ("rejected", "SS25", 0)
+    old_image.refresh_from_db()
+    assert old_image.deleted_at is None
+
+
+def test_a_rejected_street_snap_recrawled_with_a_key_another_record_holds_is_skipped_as_taken(
+    photos,
+):
+    album = street_album(photos, title="Street Style Copenhagen")
+    rejected = StreetSnapFactory(
+        city="Copenhagen",
+        year=2026,
+        month=8,
+        title="Street Style Copenhague",
+        status="rejected",
+        source="theimpression",
+        source_url=album["source_url"],
+    )
+    holder = StreetSnapFactory(city="Copenhagen", year=2026, month=8, title=album["title"])
+
+    job = run(submit(album))
+
+    assert (job.status, job.reason, job.record_id) == ("skipped", "entity_key_taken", holder.pk)
+    assert f"Street snap {holder.pk} (pending)" in job.error
+    assert StreetSnap.objects.get(pk=rejected.pk).status == "rejected"
+
+
+def test_a_rejected_record_recrawled_with_its_own_key_is_still_reopened(acme, photos):
+    album = runway_album(photos[:1], season_code="FW24")
+    rejected = RunwayFactory(
+        brand=acme,
+        season_code="FW24",
+        status="rejected",
+        source="vogue",
+        source_url=album["source_url"],
+    )
+
+    job = run(submit(album))
+
+    assert (job.status, job.record_id) == ("succeeded", rejected.pk)
+
+
+def test_a_key_taken_after_planning_a_reopen_is_a_lost_race_naming_the_taker(
+    acme, photos, monkeypatch
+):
+    # Given rejected runway A (this article, SS25), to be reopened with FW24, which no one
+    # else has when the job plans...
+    album = runway_album(photos[:1], season_code="FW24")
+    rejected = RunwayFactory(
+        brand=acme,
+        season_code="SS25",
+        status="rejected",
+        source="vogue",
+        source_url=album["source_url"],
+    )
+    job = submit(album)
+    real_plan = pipeline._plan
+    plans = []
+    taker = []
+
+    def plan_then_lose(kind, album_, checksum):
+        if plans:
+            # The second look, in the final transaction, still plans the reopen (READ
+            # COMMITTED: the other job's insert was not committed yet)...
+            return plans[0]
+        plans.append(real_plan(kind, album_, checksum))
+        # ...and between that look and our write, another job commits runway B with FW24.
+        taker.append(RunwayFactory(brand=acme, season_code="FW24", source="wwd"))
+        return plans[0]
+
+    monkeypatch.setattr(pipeline, "_plan", plan_then_lose)
+
+    job = run(job)
+
+    # Then it is a lost race, and the record named is B, which took the key, not A.
+    assert (job.status, job.reason) == ("skipped", "lost_race")
+    assert job.record_id == taker[0].pk
+    rejected.refresh_from_db()
+    assert (rejected.status, rejected.season_code) == ("rejected", "SS25")
+
+
 # --- Brands ------------------------------------------------------------------------------------
 
 
@@ -430,6 +550,144 @@ def test_a_bug_fails_the_job_readably_and_is_not_retried(acme, photos, monkeypat
     assert (job.status, job.reason) == ("failed", "internal_error")
     assert "KeyError" in job.error
     assert not Runway.objects.exists()
+
+
+@pytest.fixture
+def budget_album(acme, image_server, settings):
+    """One download at a time and a 1.5 s budget: a quick image, one the server holds past the
+    budget, and one the budget leaves no time to start."""
+    settings.INGEST_DOWNLOAD_WORKERS = 1
+    settings.INGEST_DOWNLOAD_BUDGET = 1.5
+    # The per-image deadline alone would let the held image run 5 s.
+    assert settings.INGEST_IMAGE_DEADLINE > settings.INGEST_DOWNLOAD_BUDGET
+    urls = [
+        image_server.add("/quick.jpg", jpeg("astronaut", size=200)),
+        image_server.add("/held.jpg", jpeg("coffee", size=200), hold_first=True),
+        image_server.add("/never.jpg", jpeg("chelsea", size=200)),
+    ]
+    return runway_album(urls)
+
+
+def test_on_the_last_attempt_images_the_download_budget_left_undone_are_issues(
+    budget_album, image_server, monkeypatch
+):
+    deadlines = {}
+    real_fetch = pipeline.fetch
+
+    def fetch(url, *, policy):
+        deadlines[url.rsplit("/", 1)[1]] = policy.total_deadline
+        return real_fetch(url, policy=policy)
+
+    monkeypatch.setattr(pipeline, "fetch", fetch)
+
+    job = run(submit(budget_album), final_attempt=True)
+
+    assert job.status == "succeeded", job.error
+    assert job.report["counts"] == {
+        "received": 3,
+        "stored": 1,
+        "refused": 2,
+        "repeated": 0,
+        "duplicates": 0,
+    }
+    reasons = {issue["index"]: issue["reason"] for issue in job.report["issues"]}
+    assert reasons == {
+        1: "download cut off: the job's download budget of 1.5s ran out",
+        2: "not downloaded: the job's download budget of 1.5s ran out",
+    }
+    assert image_server.hits["/never.jpg"] == 0
+    # Each download got what was left of the budget, not the image's own 5 s deadline.
+    assert set(deadlines) == {"quick.jpg", "held.jpg"}
+    assert all(deadline <= 1.5 for deadline in deadlines.values()), deadlines
+
+
+def test_images_the_download_budget_left_undone_send_the_job_back_for_a_retry(
+    budget_album, image_server
+):
+    job = submit(budget_album)
+
+    with pytest.raises(pipeline.Transient):
+        pipeline.run_job(job.pk, final_attempt=False)
+
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert "download budget of 1.5s ran out" in job.error and "will retry" in job.error
+    assert not Runway.objects.exists()
+    # The retry gets every image (the server no longer holds the second).
+    job = run(job)
+    assert job.status == "succeeded"
+    assert job.report["counts"]["stored"] == 3
+
+
+def test_an_rq_job_timeout_is_retried_not_reported_as_a_bug(acme, photos, monkeypatch):
+    def too_slow(urls):
+        raise JobTimeoutException("Task exceeded maximum timeout value (900 seconds)")
+
+    monkeypatch.setattr(pipeline, "_download_all", too_slow)
+    job = submit(runway_album(photos[:1]))
+
+    with pytest.raises(JobTimeoutException):  # raised on to rq, which retries the job
+        pipeline.run_job(job.pk, final_attempt=False)
+
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert "rq job timeout" in job.error and "will retry" in job.error
+    job = run(job, final_attempt=True)
+    assert (job.status, job.reason) == ("failed", "job_timeout")
+    assert "Task exceeded maximum timeout value" in job.error
+    assert "internal error" not in job.error
+
+
+def test_a_timeout_that_broke_the_connection_still_reaches_rq(acme, photos, monkeypatch):
+    # rq's alarm can interrupt a query; handing the job back may then fail as well.
+    def too_slow(urls):
+        raise JobTimeoutException("Task exceeded maximum timeout value (900 seconds)")
+
+    def connection_broken(**kwargs):
+        raise OperationalError("another command is already in progress")
+
+    monkeypatch.setattr(pipeline, "_download_all", too_slow)
+    monkeypatch.setattr(pipeline, "ingest_job_release", connection_broken)
+    job = submit(runway_album(photos[:1]))
+
+    # rq gets its own timeout (and retries), not the database error of the hand-back.
+    with pytest.raises(JobTimeoutException):
+        pipeline.run_job(job.pk, final_attempt=False)
+
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("running", 1)  # the retry's claim takes it over
+
+
+def test_an_object_collected_while_the_job_downloaded_is_stored_again(acme, photos, monkeypatch):
+    # Given a job whose stored image gc_media deleted before the job wrote its rows (possible
+    # only when a job outlives the GC's grace period).
+    job = submit(runway_album(photos[:1]))
+    real_download = pipeline._download_all
+
+    def download_then_collected(urls):
+        outcomes = real_download(urls)
+        key = outcomes[0].storage_key
+        default_storage.delete(key)
+        StoredObject.objects.filter(key=key).delete()
+        return outcomes
+
+    monkeypatch.setattr(pipeline, "_download_all", download_then_collected)
+
+    # When it runs: no row may point at the missing object; the job goes back for a retry.
+    with pytest.raises(pipeline.Transient):
+        pipeline.run_job(job.pk, final_attempt=False)
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert "deleted by gc_media" in job.error
+    assert not RunwayImage.objects.exists()
+
+    # And the retry stores it again and writes the record.
+    monkeypatch.setattr(pipeline, "_download_all", real_download)
+    job = run(job)
+    assert job.status == "succeeded"
+    image = RunwayImage.objects.get()
+    assert default_storage.exists(image.storage_key)
+    assert StoredObject.objects.filter(key=image.storage_key).exists()
 
 
 def test_a_finished_job_is_a_no_op(acme, photos, image_server):

@@ -224,14 +224,17 @@ def test_the_purge_command(settings):
 
 
 def test_the_gc_media_command_dry_run(settings):
-    from django.core.files.base import ContentFile
     from django.core.files.storage import default_storage
 
+    from catalog.storage import image_store
+    from ingest.hashing import sha1_hex
+
     settings.INGEST_MEDIA_GC_GRACE_SECONDS = 0
-    key = default_storage.save("images/ab/orphan.jpg", ContentFile(b"x"))
+    key = image_store(data=b"x", sha1=sha1_hex(b"x"), mime_type="image/jpeg")
     out = StringIO()
 
     call_command("gc_media", "--dry-run", stdout=out)
 
     assert f"would delete {key}" in out.getvalue()
+    assert "stored by ingest 1:" in out.getvalue()
     assert default_storage.exists(key)

@@ -1,5 +1,6 @@
 """The storage path against a real S3-compatible HTTP server (moto in server mode): content-
-addressed objects, storage errors retried then failed with no record, and the media GC."""
+addressed objects, storage errors retried then failed with no record, and the media GC (which
+only ever deletes what ingest stored, never the legacy archive's objects beside them)."""
 
 import uuid
 from datetime import timedelta
@@ -10,7 +11,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from catalog.models import Runway, RunwayImage
+from catalog.models import Runway, RunwayImage, StoredObject
 from catalog.storage import image_store
 from ingest import pipeline
 from ingest.hashing import sha1_hex
@@ -112,36 +113,80 @@ def any_storage(request):
     return request.param
 
 
-def test_media_gc_deletes_only_old_unreferenced_objects(any_storage):
-    referenced = default_storage.save("images/aa/referenced.jpg", ContentFile(b"r"))
-    orphan = default_storage.save("images/bb/orphan.jpg", ContentFile(b"o"))
-    deleted_row = default_storage.save("images/cc/deleted-row.jpg", ContentFile(b"d"))
-    outside = default_storage.save("legacy/kept.jpg", ContentFile(b"l"))
+def store(data: bytes) -> str:
+    """Store ``data`` as a worker does."""
+    return image_store(data=data, sha1=sha1_hex(data), mime_type="image/jpeg")
+
+
+def legacy_object(data: bytes) -> str:
+    """An object the legacy archive put in the bucket: same prefix, same key scheme."""
+    sha1 = sha1_hex(data)
+    return default_storage.save(f"images/{sha1[:2]}/{sha1}.jpg", ContentFile(data))
+
+
+def test_media_gc_deletes_only_old_unreferenced_objects_ingest_stored(any_storage):
+    # Given objects ingest stored: referenced, referenced by a soft-deleted row, and an orphan
+    # (a job that lost its race)...
+    referenced = store(b"referenced")
+    deleted_row = store(b"deleted row")
+    orphan = store(b"orphan")
     RunwayImageFactory(storage_key=referenced)
     RunwayImageFactory(storage_key=deleted_row, deleted_at=timezone.now())
+    # ...and the legacy archive's objects in the same bucket, under the same prefix and key
+    # scheme: one whose row the legacy import skipped (nothing will ever reference it), one
+    # not imported yet (the import runs days after deploy), one imported.
+    skipped = legacy_object(b"legacy, skipped by the import")
+    not_yet = legacy_object(b"legacy, imported next week")
+    imported = legacy_object(b"legacy, imported")
+    RunwayImageFactory(storage_key=imported, phash_algorithm="legacy")
 
+    # When the GC runs now, then as a dry run and for real once the grace period has passed.
     young = media_gc()
     dry = media_gc(now=timezone.now() + timedelta(days=2), dry_run=True)
     kept_by_dry_run = default_storage.exists(orphan)
     old = media_gc(now=timezone.now() + timedelta(days=2))
 
-    assert young.deleted == [] and young.too_young == 1
+    # Then only the orphan ingest stored goes, and only once it is old.
+    assert young.deleted == [] and young.too_young == 3
     assert dry.deleted == [orphan] and kept_by_dry_run
     assert old.deleted == [orphan]
-    assert old.scanned == 3 and old.referenced == 2
+    assert (old.tracked, old.referenced, old.too_young) == (3, 2, 0)
     assert not default_storage.exists(orphan)
-    for kept in (referenced, deleted_row, outside):
-        assert default_storage.exists(kept)
+    assert not StoredObject.objects.filter(key=orphan).exists()
+    for kept in (referenced, deleted_row, skipped, not_yet, imported):
+        assert default_storage.exists(kept), kept
 
 
-def test_storing_again_renews_an_objects_age_for_the_gc(any_storage):
+def test_an_object_already_in_storage_is_never_overwritten_nor_collected(any_storage):
+    # Given a legacy object under the key the worker's bytes will get (the legacy archive
+    # stored the same picture under the same scheme).
+    data = jpeg("chelsea", size=120)
+    sha1 = sha1_hex(data)
+    key = default_storage.save(f"images/{sha1[:2]}/{sha1}.jpg", ContentFile(b"legacy bytes"))
+
+    # When a job stores those bytes, twice, and its rows never come (it failed).
+    assert image_store(data=data, sha1=sha1, mime_type="image/jpeg") == key
+    image_store(data=data, sha1=sha1, mime_type="image/jpeg")
+    result = media_gc(now=timezone.now() + timedelta(days=2))
+
+    # Then the legacy object is left as it was: not written to, not collected.
+    assert StoredObject.objects.get(key=key).preexisting
+    assert result.deleted == [] and result.preexisting == 1
+    with default_storage.open(key) as stored:
+        assert stored.read() == b"legacy bytes"
+
+
+def test_storing_again_renews_the_objects_age_for_the_gc(any_storage):
     data = jpeg("coffee", size=120)
     sha1 = sha1_hex(data)
     key = image_store(data=data, sha1=sha1, mime_type="image/jpeg")
-    before = default_storage.get_modified_time(key)
+    StoredObject.objects.filter(key=key).update(last_stored_at=timezone.now() - timedelta(days=3))
 
     image_store(data=data, sha1=sha1, mime_type="image/jpeg")
 
-    assert default_storage.get_modified_time(key) >= before
+    row = StoredObject.objects.get(key=key)
+    assert row.last_stored_at > timezone.now() - timedelta(minutes=5)
+    assert not row.preexisting
+    assert media_gc(now=timezone.now() + timedelta(hours=1)).deleted == []
     names = default_storage.listdir(f"images/{sha1[:2]}")[1]
     assert names == [f"{sha1}.jpg"]  # no suffixed copy left behind

@@ -97,6 +97,30 @@ def test_when_rq_retries_run_out_the_job_keeps_its_survivors(rq_queue, image_ser
     assert job.report["issues"] == [{"index": 1, "url": down, "reason": "HTTP 503"}]
 
 
+def test_an_rq_job_timeout_is_retried_like_any_transient_error(rq_queue, image_server, settings):
+    # Given a two-second job timeout, a download budget it cannot cover, and a server that
+    # holds the first request for the image: the download ends by its 3 s read timeout, after
+    # rq's timeout. (The retry, served at once, has the full two seconds.)
+    settings.INGEST_RETRY_INTERVALS = [0]
+    settings.INGEST_JOB_TIMEOUT = 2
+    settings.INGEST_READ_TIMEOUT = 3.0
+    settings.INGEST_DOWNLOAD_BUDGET = 30
+    url = image_server.add("/slow.jpg", jpeg("astronaut", size=256), hold_first=True)
+
+    # When a real worker runs it: rq raises its timeout inside the job.
+    job = accept([url])
+    burst(rq_queue)
+
+    # Then the first attempt was handed back for a retry, not failed as a bug, and the retry
+    # (the server answers at once now) succeeded.
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    assert job.attempts == 2
+    assert image_server.hits["/slow.jpg"] == 2
+    rq_job = Job.fetch(rq_job_id(job.pk), connection=rq_queue.connection)
+    assert rq_job.get_status() == JobStatus.FINISHED
+
+
 def test_an_unknown_brand_is_not_retried(rq_queue, image_server):
     url = image_server.add("/1.jpg", jpeg("astronaut", size=256))
     job = ingest_job_accept(

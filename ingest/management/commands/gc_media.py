@@ -6,8 +6,9 @@ from ingest.services import media_gc
 
 class Command(BaseCommand):
     help = (
-        "Delete stored images that no image row references and that are older than "
-        "INGEST_MEDIA_GC_GRACE_SECONDS (objects left by jobs that lost a race or failed). "
+        "Delete images ingest stored that no image row references and that were last stored "
+        "more than INGEST_MEDIA_GC_GRACE_SECONDS ago (left by jobs that lost a race or failed). "
+        "Never touches objects ingest did not store, such as the legacy archive's. "
         "Run it from cron, e.g. daily."
     )
 
@@ -22,7 +23,9 @@ class Command(BaseCommand):
         for key in result.deleted:
             self.stdout.write(f"{verb} {key}")
         self.stdout.write(
-            f"scanned {result.scanned}, referenced {result.referenced}, "
-            f"younger than {settings.INGEST_MEDIA_GC_GRACE_SECONDS}s {result.too_young}, "
-            f"{verb} {len(result.deleted)}"
+            f"stored by ingest {result.tracked}: "
+            f"stored again within {settings.INGEST_MEDIA_GC_GRACE_SECONDS}s {result.too_young}, "
+            f"referenced {result.referenced}, held by a running job {result.busy}, "
+            f"{verb} {len(result.deleted)}; "
+            f"left alone (already in storage before ingest stored them) {result.preexisting}"
         )
