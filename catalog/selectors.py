@@ -7,7 +7,7 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from django.utils.text import slugify
 
-from catalog.keys import fold_title
+from catalog.keys import fold_title, fold_whitespace
 from catalog.models import (
     LEGACY_PHASH_ALGORITHM,
     Brand,
@@ -27,7 +27,7 @@ def brand_resolve(*, name: str) -> Brand | None:
     Case-insensitive throughout. Each branch is an equality on a unique index (slug, and the
     alias's `Lower(alias)` constraint), so this stays two index probes however many brands.
     """
-    value = " ".join(name.split())
+    value = fold_whitespace(name)
     if not value:
         return None
     slugs = {value.lower(), slugify(value)} - {""}
