@@ -229,7 +229,9 @@ def album_validate(data: Any) -> dict[str, Any]:
     """The validated, normalised album; raises ``ValidationError`` with field messages."""
     if not isinstance(data, Mapping):
         raise serializers.ValidationError({"non_field_errors": ["Expected a JSON object."]})
-    serializer_class = ALBUM_SERIALIZERS.get(data.get("kind"))  # type: ignore[arg-type]
+    kind = data.get("kind")
+    # A list or an object is unhashable: look it up only when it is a string.
+    serializer_class = ALBUM_SERIALIZERS.get(kind) if isinstance(kind, str) else None
     if serializer_class is None:
         raise serializers.ValidationError({"kind": ['Must be "runway" or "street".']})
     serializer = serializer_class(data=data)

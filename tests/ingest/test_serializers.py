@@ -171,7 +171,7 @@ def test_street_entity_fields_are_bounded(field, value):
     assert field in errors
 
 
-@pytest.mark.parametrize("kind", [None, "editorial", 3])
+@pytest.mark.parametrize("kind", [None, "editorial", 3, ["runway"], {"runway": 1}])
 def test_the_kind_must_be_runway_or_street(kind):
     errors = errors_of({**runway_album([URL]), "kind": kind})
 
@@ -244,3 +244,50 @@ def test_a_collection_type_without_letters_or_digits_is_refused():
     errors = errors_of(runway_album([URL], collection_type="---"))
 
     assert "ready-to-wear" in str(errors["collection_type"][0])
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@given(
+    base=st.sampled_from([runway_album([URL]), street_album([URL, URL + "?2"])]),
+    field=st.sampled_from(
+        [
+            "kind",
+            "source",
+            "source_url",
+            "brand",
+            "season_code",
+            "collection_type",
+            "year",
+            "month",
+            "city",
+            "title",
+            "images",
+        ]
+    ),
+    value=JSON_VALUES,
+)
+def test_any_json_in_any_field_is_a_validation_error_or_an_album(base, field, value):
+    """Whatever a crawler sends in a field, validation answers with field messages, never a
+    crash (a crash would be a 500 at the endpoint)."""
+    try:
+        album_validate({**base, field: value})
+    except ValidationError as error:
+        assert error.detail
+
+
+@given(value=JSON_VALUES, key=st.sampled_from(["url", "look_index", "parent", "is_detail"]))
+def test_any_json_in_an_image_field_is_a_validation_error_or_an_album(value, key):
+    for base in (runway_album([URL]), street_album([URL, URL + "?2"])):
+        base["images"][-1][key] = value
+        try:
+            album_validate(base)
+        except ValidationError as error:
+            assert error.detail

@@ -55,6 +55,15 @@ def test_an_invalid_album_is_400_with_field_messages_and_writes_nothing(crawler)
     assert not UsedWebhookId.objects.exists()
 
 
+@pytest.mark.parametrize("kind", [["runway"], {"runway": True}])
+def test_a_kind_that_is_not_a_string_is_400(crawler, kind):
+    response = crawler.post({**runway_album(["https://example.com/a/1.jpg"]), "kind": kind})
+
+    assert response.status_code == 400
+    assert "kind" in response.json()
+    assert not IngestJob.objects.exists()
+
+
 def test_malformed_json_is_400(crawler):
     response = crawler.post('{"kind": "runway", ')
 
