@@ -98,6 +98,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # (`python manage.py rqworker ingest maintenance --with-scheduler`) runs them.
 REDIS_URL = env.str("REDIS_URL", default="")
 _rq_url = REDIS_URL or "redis://127.0.0.1:6379/0"
+# Enqueueing happens in the request that accepted a job (after commit): a Redis that drops
+# packets must not hold the crawler's 202 for the OS connect timeout (minutes). The job row is
+# committed first, so a failed enqueue loses nothing (the reconcile command re-enqueues it).
+if "socket_connect_timeout=" not in _rq_url:
+    _rq_url += ("&" if "?" in _rq_url else "?") + "socket_connect_timeout=2"
 INGEST_JOB_TIMEOUT = env.int("INGEST_JOB_TIMEOUT", default=900)
 # The queue ingest jobs go to; tests point it at a queue of their own.
 INGEST_QUEUE = env.str("INGEST_QUEUE", default="ingest")

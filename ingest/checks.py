@@ -1,10 +1,12 @@
 """System checks: a malformed secret is an error at start-up, not a 401 mystery later; a job
-timeout too short for the download budget is a warning, not a job killed mid-way later."""
+timeout too short for the download budget is a warning, not a job killed mid-way later; a
+near-duplicate distance the indexed lookup cannot serve is an error, not every job failing."""
 
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
 from ingest.auth import load_secrets
+from ingest.hashing import band_probes
 
 
 @register()
@@ -51,3 +53,19 @@ def check_job_timeout_covers_downloads(app_configs, **kwargs):
             id="ingest.W002",
         )
     ]
+
+
+@register()
+def check_duplicate_distance(app_configs, **kwargs):
+    distance = settings.INGEST_DUPLICATE_MAX_DISTANCE
+    try:
+        band_probes(0, distance)
+    except ValueError as exc:
+        return [
+            Error(
+                f"INGEST_DUPLICATE_MAX_DISTANCE ({distance}) is unusable: {exc}.",
+                hint="Use 0 to 15 bits; the measured default is 7 (docs/hashing.md).",
+                id="ingest.E002",
+            )
+        ]
+    return []

@@ -9,7 +9,9 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import status
+from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -25,10 +27,29 @@ from ingest.serializers import (
 from ingest.services import WebhookReplayed, ingest_job_accept
 
 
+class AlbumJSONParser(JSONParser):
+    """DRF's JSON parser; a body nested past Python's recursion limit is a 400 like any other
+    malformed JSON (DRF only turns ``ValueError`` into one)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError("JSON parse error - nested too deeply.") from None
+
+
+class AsciiJSONRenderer(JSONRenderer):
+    """Error messages may quote a crawler's field names, and JSON lets those hold lone
+    surrogates that UTF-8 cannot encode: escaped output renders whatever was quoted."""
+
+    ensure_ascii = True
+
+
 class SignedView(APIView):
     authentication_classes = [StandardWebhookAuthentication]
     permission_classes = [IsSignedCrawler]
-    parser_classes = [JSONParser]
+    parser_classes = [AlbumJSONParser]
+    renderer_classes = [AsciiJSONRenderer]
     throttle_classes: list = []
 
 

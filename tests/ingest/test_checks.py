@@ -1,6 +1,12 @@
 """ingest's system checks: secrets, and a job timeout that leaves room for the downloads."""
 
-from ingest.checks import JOB_TIMEOUT_MARGIN_SECONDS, check_job_timeout_covers_downloads
+import pytest
+
+from ingest.checks import (
+    JOB_TIMEOUT_MARGIN_SECONDS,
+    check_duplicate_distance,
+    check_job_timeout_covers_downloads,
+)
 
 
 def test_the_defaults_leave_the_job_timeout_room_for_the_download_budget(settings):
@@ -26,3 +32,20 @@ def test_a_job_timeout_exactly_covering_budget_and_margin_is_fine(settings):
     settings.INGEST_DOWNLOAD_BUDGET = 900 - JOB_TIMEOUT_MARGIN_SECONDS
 
     assert check_job_timeout_covers_downloads(None) == []
+
+
+@pytest.mark.parametrize("distance", [0, 7, 15])
+def test_a_duplicate_distance_the_band_lookup_serves_is_fine(settings, distance):
+    settings.INGEST_DUPLICATE_MAX_DISTANCE = distance
+
+    assert check_duplicate_distance(None) == []
+
+
+@pytest.mark.parametrize("distance", [-1, 16, 64])
+def test_a_duplicate_distance_the_band_lookup_cannot_serve_is_an_error(settings, distance):
+    settings.INGEST_DUPLICATE_MAX_DISTANCE = distance
+
+    (error,) = check_duplicate_distance(None)
+
+    assert error.id == "ingest.E002"
+    assert f"({distance})" in error.msg

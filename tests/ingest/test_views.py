@@ -64,6 +64,32 @@ def test_a_kind_that_is_not_a_string_is_400(crawler, kind):
     assert not IngestJob.objects.exists()
 
 
+@pytest.mark.parametrize("opening, closing", [("[", "]"), ('{"a":', "}")])
+def test_json_nested_past_the_recursion_limit_is_400(crawler, opening, closing):
+    depth = 5_000
+    body = '{"kind": "runway", "images": ' + opening * depth + "1" + closing * depth + "}"
+
+    response = crawler.post(body)
+
+    assert response.status_code == 400
+    assert "nested too deeply" in response.json()["detail"]
+    assert not IngestJob.objects.exists()
+
+
+def test_a_field_name_with_a_lone_surrogate_is_400_naming_it(crawler):
+    album = runway_album(["https://example.com/a/1.jpg"])
+    album["\udc80"] = 1
+    album["images"][0]["\ud800x"] = 1
+
+    response = crawler.post(album)
+
+    assert response.status_code == 400
+    errors = json.loads(response.content)
+    assert "\udc80" in errors
+    assert "\ud800x" in errors["images"]["0"]
+    assert not IngestJob.objects.exists()
+
+
 def test_malformed_json_is_400(crawler):
     response = crawler.post('{"kind": "runway", ')
 
