@@ -1,5 +1,5 @@
 # The README's words. `make run` and `make test` are the two set-up commands.
-.PHONY: run test test-fast lint worker bench
+.PHONY: run test test-fast lint worker bench constraints
 
 run:  ## install and start the embedded system (SQLite, local media, in-process jobs)
 	scripts/run.sh
@@ -21,3 +21,10 @@ bench:  ## every script in bench/ (BENCH_DATABASE_URL: the PostgreSQL server the
 	scripts/bootstrap.sh requirements-dev.txt
 	scripts/services.sh
 	for script in bench/*.py; do echo "== $$script"; .venv/bin/python $$script || exit 1; done
+
+constraints:  ## re-pin every indirect dependency: a fresh venv, requirements-dev.txt, pip freeze
+	scripts/bootstrap.sh requirements-dev.txt
+	rm -rf /tmp/archive-constraints && .venv/bin/python -m venv /tmp/archive-constraints
+	/tmp/archive-constraints/bin/pip install --quiet -r requirements-dev.txt
+	{ grep '^#' constraints.txt; /tmp/archive-constraints/bin/pip freeze; } >constraints.txt.new
+	mv constraints.txt.new constraints.txt

@@ -226,9 +226,10 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_THROTTLE_RATES": {"anon": env.str("PUBLIC_API_THROTTLE_RATE", default="120/min")},
     # How many proxies (load balancer, CDN) append to X-Forwarded-For in front of the app, so
-    # the throttle counts the client rather than the proxy. Unset: DRF's default (the whole
-    # header when present, else the peer address).
-    "NUM_PROXIES": env.int("NUM_PROXIES", default=None),
+    # the throttle counts the client rather than the proxy. Default 0: the peer address only.
+    # Trusting the header without proxies would let any client pick a fresh identity per
+    # request (and fill the cache with counters).
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {

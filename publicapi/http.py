@@ -5,6 +5,7 @@ Applied per view (PublicAPIView), not as project middleware: the ingest API and 
 must not be cached or throttled like the public archive.
 """
 
+import functools
 import logging
 
 from django.conf import settings
@@ -38,9 +39,32 @@ def set_cache_headers(request, response) -> None:
         patch_cache_control(response, public=True, max_age=settings.PUBLIC_API_CACHE_SECONDS)
     else:
         patch_cache_control(response, no_store=True)
-    # A public, read-only API without credentials: any origin may read it from a browser.
-    # "*" (not the caller's Origin echoed back) keeps one cached copy valid for every site.
-    response.headers.setdefault("Access-Control-Allow-Origin", "*")
+    set_cors_headers(request, response)
+
+
+# A public, read-only API without credentials: any origin may read it from a browser. "*" on
+# every response, whether or not the request named an Origin (not the caller's Origin echoed
+# back, and not only when asked, as django-cors-headers does): a CDN then keeps one copy that
+# is valid for every site, with no `Vary: Origin`. Scripts may read the ETag (to send
+# If-None-Match themselves) and Retry-After (after a 429).
+CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": "ETag, Retry-After",
+}
+# The answer to a preflight (OPTIONS): If-None-Match is not a CORS-safelisted request header.
+CORS_PREFLIGHT_HEADERS = {
+    "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+    "Access-Control-Allow-Headers": "Accept, If-None-Match",
+    "Access-Control-Max-Age": "86400",
+}
+
+
+def set_cors_headers(request, response) -> None:
+    for name, value in CORS_HEADERS.items():
+        response.headers.setdefault(name, value)
+    if request.method == "OPTIONS":
+        for name, value in CORS_PREFLIGHT_HEADERS.items():
+            response.headers.setdefault(name, value)
 
 
 class PublicAnonRateThrottle(AnonRateThrottle):
@@ -106,7 +130,22 @@ class PublicAPIView(APIView):
     def as_view(cls, *args, **kwargs):
         # functools.wraps keeps the attributes DRF, the router and drf-spectacular read from
         # the view function (cls, actions, initkwargs, csrf_exempt).
-        return conditional_get(super().as_view(*args, **kwargs))
+        view = conditional_get(super().as_view(*args, **kwargs))
+
+        # A 304 is a new response built by conditional_get, carrying only the caching
+        # headers: give it the CORS headers too, or a browser refuses it cross-origin. DRF's
+        # response is rendered later, and conditional_get swaps in its 304 from a post-render
+        # callback: this one runs after it, on whichever response is sent.
+        @functools.wraps(view)
+        def view_with_cors(request, *args, **kwargs):
+            response = view(request, *args, **kwargs)
+            if getattr(response, "is_rendered", True):
+                set_cors_headers(request, response)
+            else:
+                response.add_post_render_callback(lambda sent: set_cors_headers(request, sent))
+            return response
+
+        return view_with_cors
 
     def get_exception_handler(self):
         return public_exception_handler

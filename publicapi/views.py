@@ -145,7 +145,8 @@ class BrandViewSet(PublicReadOnlyViewSet):
     detail_serializer_class = BrandDetailSerializer
     filterset_class = BrandFilter
     lookup_field = "slug"
-    lookup_value_regex = r"[-a-zA-Z0-9_]+"
+    # Any slug the catalog holds (legacy slugs may carry dots or accents), not only [-\w].
+    lookup_value_regex = r"[^/]+"
 
     def get_queryset(self):
         brands = PublicBrand.objects.order_by("name", "id")

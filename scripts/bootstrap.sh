@@ -43,12 +43,12 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.
 fi
 
 stamp=.venv/.installed-$(basename "$reqs")
-want=$(cat requirements*.txt | sha256sum | cut -d' ' -f1)
+want=$(cat requirements*.txt constraints.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "==> installing $reqs"
     # Some machines' pip.conf names local package folders that may be absent; pip warns about
     # each one on every install. Those lines are noise; everything else is shown.
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$reqs" 2>&1 |
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$reqs" -c constraints.txt 2>&1 |
         { grep -v '^WARNING: Location .* is ignored' || true; }
     echo "$want" >"$stamp"
 fi

@@ -4,6 +4,7 @@ records never collide unless a test makes them."""
 import hashlib
 
 import factory
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from catalog.models import (
@@ -12,10 +13,12 @@ from catalog.models import (
     LegacyIdMap,
     Runway,
     RunwayImage,
+    StoredObject,
     StreetSnap,
     StreetSnapImage,
 )
 from ingest.models import IngestJob, UsedWebhookId
+from review.models import ReviewEvent
 
 
 class BrandFactory(factory.django.DjangoModelFactory):
@@ -140,3 +143,38 @@ class LegacyIdMapFactory(factory.django.DjangoModelFactory):
     legacy_id = factory.Sequence(lambda n: n + 1)
     new_id = factory.Sequence(lambda n: n + 1)
     outcome = "imported"
+
+
+class StoredObjectFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = StoredObject
+
+    key = factory.Sequence(
+        lambda n: f"images/runway/{hashlib.sha256(str(n).encode()).hexdigest()[:40]}.jpg"
+    )
+    last_stored_at = factory.LazyFunction(timezone.now)
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"editor{n}")
+    is_staff = True
+
+
+class ReviewEventFactory(factory.django.DjangoModelFactory):
+    """A history row as review.services writes it (tests of the history's readers only: the
+    service is its one writer)."""
+
+    class Meta:
+        model = ReviewEvent
+
+    runway = factory.SubFactory(RunwayFactory, published=True)
+    action = ReviewEvent.Action.APPROVE
+    from_status = "pending"
+    to_status = "published"
+    actor = factory.SubFactory(UserFactory)
+    at = factory.LazyFunction(timezone.now)
+    record_version = 1

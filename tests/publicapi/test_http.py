@@ -49,6 +49,7 @@ def test_every_public_response_carries_an_etag_and_public_cache_control(client, 
         assert response["Cache-Control"] == "public, max-age=60", url
         assert response["ETag"].startswith('"'), url
         assert response["Access-Control-Allow-Origin"] == "*", url
+        assert response["Access-Control-Expose-Headers"] == "ETag, Retry-After", url
         # Nothing that would split or bypass a shared cache.
         assert "Cookie" not in response.get("Vary", ""), url
         assert not response.cookies, url
@@ -64,6 +65,26 @@ def test_a_matching_if_none_match_is_a_304_with_the_caching_headers(client, runw
         assert again.content == b""
         assert again["ETag"] == first["ETag"]
         assert again["Cache-Control"] == "public, max-age=60"
+        # A browser app on another origin must be allowed to use the 304 too.
+        assert again["Access-Control-Allow-Origin"] == "*"
+        assert again["Access-Control-Expose-Headers"] == "ETag, Retry-After"
+
+
+def test_a_preflight_allows_a_cross_origin_if_none_match(client, runway):
+    for url in public_urls(runway):
+        response = client.options(
+            url,
+            headers={
+                "Origin": "https://frontend.example",
+                "Access-Control-Request-Method": "GET",
+                "Access-Control-Request-Headers": "if-none-match",
+            },
+        )
+
+        assert response.status_code == 200, url
+        assert response["Access-Control-Allow-Origin"] == "*", url
+        assert "GET" in response["Access-Control-Allow-Methods"], url
+        assert "If-None-Match" in response["Access-Control-Allow-Headers"], url
 
 
 @pytest.mark.parametrize(
@@ -203,6 +224,38 @@ def test_the_throttle_answers_429_with_retry_after_per_client(client, settings):
     assert "available in" in body["detail"]
     assert 0 < int(throttled["Retry-After"]) <= 60
     assert other_client.status_code == 200
+
+
+def test_a_forged_x_forwarded_for_does_not_reset_the_count(client, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "2/min"},
+    }
+
+    statuses = [
+        client.get("/api/v1/runways/", headers={"X-Forwarded-For": f"198.51.100.{n}"}).status_code
+        for n in range(4)
+    ]
+
+    assert statuses == [200, 200, 429, 429]
+
+
+def test_behind_one_proxy_the_client_is_the_address_it_appended(client, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "2/min"},
+        "NUM_PROXIES": 1,
+    }
+
+    def get(forwarded_for):
+        return client.get("/api/v1/runways/", headers={"X-Forwarded-For": forwarded_for})
+
+    # The proxy appends the address it saw; what the client put before it is ignored.
+    first = [get(f"203.0.113.{n}, 192.0.2.1").status_code for n in range(3)]
+    other_client = get("192.0.2.2").status_code
+
+    assert first == [200, 200, 429]
+    assert other_client == 200
 
 
 def test_the_default_rate_comes_from_the_environment():

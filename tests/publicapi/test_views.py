@@ -1,6 +1,8 @@
 """The public endpoints: shapes, looks and groups, filters, ordering, pagination, brands, the
 home page, and query counts that do not grow with page or album size."""
 
+from urllib.parse import quote
+
 import pytest
 from django.utils import timezone
 
@@ -531,6 +533,19 @@ def test_brand_detail_lists_its_published_runways_newest_first(client, at):
     assert ids(shown["runways"]) == [new.pk, old.pk]
     assert set(shown["runways"][0]) == RUNWAY_KEYS
     assert shown["runways"][0]["cover"]["id"] == cover.pk
+
+
+@pytest.mark.parametrize("slug", ["a.p.c", "comme-des-garçons", "maison margiela"])
+def test_a_brand_listed_is_a_brand_that_opens_whatever_its_slug(client, slug):
+    # Legacy slugs were never checked against Django's slug pattern; the brand list shows
+    # them, so the brand page must open them too.
+    RunwayFactory(brand=BrandFactory(slug=slug), published=True)
+    (listed,) = get_json(client, "/api/v1/brands/")["results"]
+
+    shown = get_json(client, f"/api/v1/brands/{quote(listed['slug'])}/")
+
+    assert shown["slug"] == slug
+    assert shown["runway_count"] == 1
 
 
 def test_unknown_brand_slug_is_a_404(client):
