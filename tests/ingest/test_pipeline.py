@@ -291,6 +291,30 @@ def test_a_rejected_record_with_new_content_is_reopened_in_place(acme, photos, i
     assert reopened.cover == live[0]
 
 
+def test_a_rejected_record_found_by_entity_key_is_reopened_with_the_new_articles_source(
+    acme, photos
+):
+    # Another site's article about the same show: the same row goes back to review, and its
+    # source fields name the article whose content it now holds.
+    rejected = RunwayFactory(
+        brand=acme,
+        season_code="FW24",
+        collection_type="ready-to-wear",
+        status="rejected",
+        reject_reason="wrong show",
+        source="wwd",
+        source_url="https://wwd.example/acme-fw24",
+    )
+    album = runway_album(photos[:1], source="vogue")
+
+    job = run(submit(album))
+
+    assert (job.status, job.runway_id) == ("succeeded", rejected.pk), job.error
+    reopened = Runway.objects.get()
+    assert reopened.status == "pending"
+    assert (reopened.source, reopened.source_url) == ("vogue", album["source_url"])
+
+
 def test_a_reopened_record_does_not_flag_its_own_old_images(acme, photos):
     album = runway_album(photos[:1])
     first = run(submit(album))
