@@ -11,7 +11,8 @@ Crawlers send us arbitrary URLs, and a worker that fetches them sits inside our 
   library would make it resolve the name a second time, and a DNS answer that changes between
   check and connect (DNS rebinding) would walk straight past the check;
 - redirects are followed by hand, each hop checked like the first;
-- a connect timeout, a per-read timeout, and one deadline over all hops and the whole body;
+- a connect timeout (which bounds the DNS lookup too), a per-read timeout, and one deadline
+  over all hops and the whole body;
 - the body is streamed under a byte cap and never decompressed (we ask for identity).
 
 How the connection is made, and why not urllib3: urllib3 can be pointed at an IP with
@@ -30,6 +31,7 @@ import io
 import ipaddress
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -125,7 +127,8 @@ def fetch(url: str, *, policy: FetchPolicy, resolver: Resolver = socket.getaddri
     for hop in range(policy.max_redirects + 1):
         try:
             target = _parse(current)
-            addresses = _resolve_checked(target, allowed, resolver)
+            lookup_timeout = min(policy.connect_timeout, deadline - time.monotonic())
+            addresses = _resolve_checked(target, allowed, resolver, lookup_timeout)
         except _Disallowed as refused:
             if hop == 0:
                 raise
@@ -189,8 +192,34 @@ def _parse(url: str) -> _Target:
     )
 
 
+def _lookup(resolver: Resolver, target: _Target, timeout: float) -> Sequence[tuple[Any, ...]]:
+    """``resolver(host, port)``, waited for at most ``timeout`` seconds.
+
+    getaddrinfo has no timeout of its own: a slow (or hostile) DNS server would hold the
+    download thread for as long as the system resolver retries, past every deadline. The
+    lookup runs on a daemon thread of its own, and one that outlives the timeout is left to
+    finish in the background (it holds no socket of ours).
+    """
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["infos"] = resolver(target.ascii_host, target.port, type=socket.SOCK_STREAM)
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name=f"resolve {target.ascii_host}", daemon=True)
+    thread.start()
+    thread.join(max(timeout, 0.0))
+    if thread.is_alive():
+        raise FetchError(f"host {target.host} lookup timed out", transient=True)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["infos"]
+
+
 def _resolve_checked(
-    target: _Target, allowed: frozenset[str], resolver: Resolver
+    target: _Target, allowed: frozenset[str], resolver: Resolver, timeout: float
 ) -> list[tuple[int, tuple[Any, ...]]]:
     """Resolve once and check every address; return (family, sockaddr) pairs to connect to."""
     candidates: list[tuple[int, tuple[Any, ...]]] = []
@@ -207,7 +236,7 @@ def _resolve_checked(
         candidates.append((family, sockaddr))
     else:
         try:
-            infos = resolver(target.ascii_host, target.port, type=socket.SOCK_STREAM)
+            infos = _lookup(resolver, target, timeout)
         except socket.gaierror as exc:
             permanent = exc.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", None))
             reason = "not found" if permanent else "could not be resolved"

@@ -583,6 +583,35 @@ def test_a_trickling_server_is_cut_at_the_deadline(http_server: LocalServer, pat
     assert 1.4 < elapsed < 3.0
 
 
+def test_a_dns_lookup_that_hangs_is_cut_at_the_connect_timeout() -> None:
+    # getaddrinfo has no timeout: a hostile DNS server could hold the download thread for as
+    # long as the system resolver retries. The fetch gives up at the connect timeout.
+    release = threading.Event()
+
+    def hanging_resolver(*args: object, **kwargs: object) -> list[Any]:
+        release.wait(10)
+        return resolver_for("93.184.215.14")(*args, **kwargs)
+
+    policy = FetchPolicy(connect_timeout=0.5, total_deadline=5.0)
+    started = time.monotonic()
+    try:
+        error = refused("http://slow-dns.example/a.jpg", policy, resolver=hanging_resolver)
+    finally:
+        release.set()
+
+    assert (error.reason, error.transient) == ("host slow-dns.example lookup timed out", True)
+    assert time.monotonic() - started < 2.0
+
+
+def test_a_lookup_error_still_says_what_it_was() -> None:
+    def unknown_host(*args: object, **kwargs: object) -> list[Any]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    error = refused("http://nowhere.example/a.jpg", FetchPolicy(), resolver=unknown_host)
+
+    assert (error.reason, error.transient) == ("host nowhere.example not found", False)
+
+
 # --- HTTPS without the network: a throw-away CA ------------------------------------------------
 
 
