@@ -182,7 +182,11 @@ class CopyInserter:
         if unknown := set(rows[0]) - {attname for attname, _, _ in columns}:
             raise ValueError(f"{model.__name__} has no column for {sorted(unknown)}")
         names = [c for _, c, _ in columns]
-        with connection.cursor() as cursor:
+        # `cursor.cursor` is psycopg's own cursor, outside Django's error translation: without
+        # wrap_database_errors a unique violation would surface as a psycopg error, which the
+        # command takes for a failure to read the legacy database (exit 2, no report), where
+        # bulk_create raises Django's IntegrityError (the import refused, exit 1).
+        with connection.cursor() as cursor, connection.wrap_database_errors:
             new_ids: list[int] = []
             if ids:
                 cursor.execute(
@@ -207,7 +211,7 @@ class CopyInserter:
             "UPDATE {table} SET {column} = v.value FROM unnest(%s::bigint[], %s::bigint[])"
             " AS v(id, value) WHERE {table}.id = v.id"
         ).format(table=sql.Identifier(model._meta.db_table), column=sql.Identifier(field.column))
-        with connection.cursor() as cursor:
+        with connection.cursor() as cursor, connection.wrap_database_errors:
             for chunk in batched(pairs, ID_MAP_BATCH):
                 cursor.cursor.execute(query, [[pk for pk, _ in chunk], [v for _, v in chunk]])
 

@@ -10,11 +10,11 @@ import psycopg
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from catalog.keys import fold_title
-from catalog.legacy import writer
+from catalog.legacy import services, writer
 from catalog.legacy.report import NOTHING_TO_IMPORT
 from catalog.legacy.rows import (
     PENDING,
@@ -37,7 +37,7 @@ from publicapi.models import PublicBrand, PublicRunway, PublicStreetSnap, Public
 from tests.catalog.legacy import scenario
 from tests.catalog.legacy.archive import ALL_TABLES, at
 from tests.catalog.legacy.support import catalog_counts, migrate
-from tests.factories import BrandFactory, RunwayFactory
+from tests.factories import BrandFactory, RunwayFactory, StreetSnapFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -414,6 +414,40 @@ class TestFailures:
         assert code == 1
         assert catalog_counts() == before
         assert "FAILED  covers are live images of their album; image_count" in out
+
+    def test_a_refused_write_is_reported_the_same_way_by_copy_and_bulk_create(
+        self, legacy, inserter, monkeypatch
+    ):
+        # A unique violation the plan did not foresee (here: the plan is made blind to the
+        # catalog's source keys). COPY goes through psycopg's own cursor, bulk_create through
+        # Django's: both must end as "the catalog database refused the import", exit 1.
+        StreetSnapFactory(source="vogue", source_url="https://example.com/taken")
+        legacy.street(
+            "Oslo", 2024, 8, "Look", source="vogue", source_url="https://example.com/taken"
+        )
+        read_catalog_state = services.read_catalog_state
+
+        def blind_to_source_keys():
+            state = read_catalog_state()
+            state.source_keys = {kind: {} for kind in state.source_keys}
+            return state
+
+        monkeypatch.setattr(services, "read_catalog_state", blind_to_source_keys)
+        before = catalog_counts()
+
+        code, out, err = migrate(legacy.conninfo)
+
+        assert code == 1, out + err
+        assert catalog_counts() == before
+        assert "FAILED: the catalog database refused the import, nothing written" in out
+        assert "street_source_key" in out
+        assert "reading the legacy database failed" not in err
+
+    def test_copy_updates_raise_django_errors_too(self):
+        snap = StreetSnapFactory()
+
+        with pytest.raises(IntegrityError, match="street_month_range"), transaction.atomic():
+            writer.CopyInserter().set_column(StreetSnap, "month", [(snap.pk, 13)])
 
     def test_a_row_the_catalog_cannot_hold_stops_the_run(self, legacy):
         acme = legacy.brand("acme")
