@@ -22,7 +22,9 @@ Rules (SPEC.md "Legacy migration"):
 - a row whose non-empty (source, source_url) is already taken (by an earlier row of this run, or
   by any catalog row, deleted ones included) is skipped with its images;
 - a live row whose entity key a live row already holds is imported soft-deleted, keeping its
-  status and its images, and listed as superseded;
+  status and its images, and listed as superseded; except a legacy published row held by a
+  catalog record that is not published (a crawl pending review, or rejected): superseding it
+  would take the show off the public site, so the run stops and lists it;
 - approved drafts are never inserted: each needs a published counterpart by entity key (a legacy
   published row, else a live published catalog record), or the run stops;
 - images follow their record; a detail keeps its parent only if the parent is a main image of the
@@ -57,6 +59,7 @@ from catalog.legacy.rows import (
     DRAFT_STATUSES,
     KINDS,
     ORPHAN,
+    PENDING,
     PUBLISHED,
     RUNWAY,
     STREET,
@@ -128,9 +131,13 @@ class CatalogRef:
     kind: str
     id: int
     status: str = ""
+    deleted: bool = False
 
     def __str__(self) -> str:
-        return f"existing {self.kind} #{self.id}"
+        # The status tells the operator what the holder is: a published show, or a crawl
+        # still waiting for review (or rejected) that would otherwise look like the show.
+        state = ", ".join(filter(None, [self.status, "deleted" if self.deleted else ""]))
+        return f"existing {self.kind} #{self.id}" + (f" ({state})" if state else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,6 +296,8 @@ class Plan:
     approved_matched: list[Entry] = field(default_factory=list)
     unmatched_approved: list[Entry] = field(default_factory=list)
     invalid: list[Entry] = field(default_factory=list)
+    # Live legacy published rows whose entity key a catalog record that is not published holds.
+    held_by_unpublished: list[Entry] = field(default_factory=list)
     # Counters for the summary lines.
     covers: Counter = field(default_factory=Counter)
     remaps: Counter = field(default_factory=Counter)
@@ -562,11 +571,22 @@ def _plan_records(
             plan.tally(row.table.name, row.status).add(rp.outcome)
             continue
         source_key = (row.source, row.source_url) if row.source_url else None
+        key_holder = None if row.deleted else live_keys.get(rp.key)
         if source_key is not None and source_key in source_keys:
             rp.outcome, rp.holder = SKIPPED, source_keys[source_key]
             plan.skipped.append(entry(rp, f"source key {source_key} is held by {rp.holder}"))
-        elif not row.deleted and rp.key in live_keys:
-            rp.outcome, rp.holder, rp.deleted = SUPERSEDED, live_keys[rp.key], True
+        elif (
+            row.status == PUBLISHED
+            and isinstance(key_holder, CatalogRef)
+            and key_holder.status != PUBLISHED
+        ):
+            # Superseding the row would take a published show off the site behind a crawl
+            # nobody approved; which copy is the show is the operator's call. (A legacy holder
+            # is always an earlier published row: published rows are placed before drafts.)
+            # Counted as skipped so the tallies still add up; the run stops on it.
+            plan.held_by_unpublished.append(entry(rp, _held_by_unpublished(key_holder)))
+        elif key_holder is not None:
+            rp.outcome, rp.holder, rp.deleted = SUPERSEDED, key_holder, True
             plan.superseded.append(entry(rp, f"entity key is held by {rp.holder}"))
         else:
             rp.outcome, rp.deleted = IMPORTED, row.deleted
@@ -597,6 +617,17 @@ def _plan_records(
                 rp.holder = holder
                 plan.approved_matched.append(entry(rp, f"promoted as {holder}"))
         plan.tally(row.table.name, row.status).add(rp.outcome)
+
+
+def _held_by_unpublished(holder: CatalogRef) -> str:
+    # Approving works from pending only (review.services); deleting is not offered in the
+    # admin, hence README's one-liner.
+    todo = (
+        "approve that record if it is the better copy, else reject it and soft-delete it"
+        if holder.status == PENDING
+        else "soft-delete that record"
+    )
+    return f"entity key is held by {holder}, which is not published: {todo}, then run again"
 
 
 def decide_images(
@@ -832,6 +863,11 @@ def plan_checks(plan: Plan) -> list[Check]:
             _first(plan.invalid),
         ),
         Check(
+            "no legacy published row is held back by an unpublished catalog record",
+            not plan.held_by_unpublished,
+            _first(plan.held_by_unpublished),
+        ),
+        Check(
             "no dangling parent or dup_of, no detail of a detail (in the plan)",
             not plan.problems,
             "; ".join(plan.problems[:5]),
@@ -851,6 +887,10 @@ def iter_entries(plan: Plan) -> Iterator[tuple[str, list[Entry]]]:
     """The report's lists, in the order an operator reads them."""
     yield "unmatched approved drafts (the run stops)", plan.unmatched_approved
     yield "rows that do not fit the catalog (the run stops)", plan.invalid
+    yield (
+        "published rows held back by an unpublished catalog record (the run stops)",
+        plan.held_by_unpublished,
+    )
     yield "superseded (imported soft-deleted)", plan.superseded
     yield "skipped", plan.skipped
     yield "details imported as main images", plan.downgraded

@@ -99,7 +99,7 @@ def read_catalog_state() -> CatalogState:
     entity_key = {RUNWAY: catalog_runway_key, STREET: catalog_street_key}
     for kind, rows in ((RUNWAY, runways), (STREET, streets)):
         for pk, status, source, source_url, deleted_at, *key in rows.iterator(chunk_size=5_000):
-            ref = CatalogRef(kind, pk, status)
+            ref = CatalogRef(kind, pk, status, deleted=deleted_at is not None)
             if deleted_at is None:
                 state.live_keys[kind][entity_key[kind](*key)] = ref
             if source_url:

@@ -283,6 +283,7 @@ class TestRealRun:
     def test_the_public_api_shows_exactly_the_published_live_rows(self, imported):
         s = imported
         assert set(PublicRunway.objects.values_list("id", flat=True)) == {
+            s.crawled_runway.pk,  # published before the import, and kept
             new_id(RUNWAYS.name, s.r1),
             new_id(RUNWAYS.name, s.r5),
         }
@@ -290,7 +291,7 @@ class TestRealRun:
             new_id(STREETS.name, s.s1),
             new_id(STREETS.name, s.s3),
         }
-        assert set(PublicBrand.objects.values_list("slug", flat=True)) == {"acme", "beta"}
+        assert set(PublicBrand.objects.values_list("slug", flat=True)) == {"acme", "beta", "gamma"}
         details = PublicStreetSnapImage.objects.filter(is_detail=True)
         assert set(details.values_list("id", flat=True)) == {
             new_id(STREETS.image_table, s.s1_d1),
@@ -334,7 +335,7 @@ class TestNormalForms:
     def test_spellings_are_stored_normalised_and_collide_with_the_catalog(self, legacy, inserter):
         acme_id = BrandFactory(slug="acme", name="Acme").pk
         crawled = RunwayFactory(
-            brand_id=acme_id, season_code="FW24", collection_type="ready-to-wear"
+            brand_id=acme_id, season_code="FW24", collection_type="ready-to-wear", published=True
         )
         deleted = RunwayFactory(
             source="vogue", source_url="https://example.com/gone", deleted_at=timezone.now()
@@ -351,7 +352,7 @@ class TestNormalForms:
 
         assert code == 0, out + err
         assert mapped(RUNWAYS.name, shadow).outcome == "superseded"
-        assert f"entity key is held by existing runway #{crawled.pk}" in out
+        assert f"entity key is held by existing runway #{crawled.pk} (published)" in out
         assert (mapped(RUNWAYS.name, gone).outcome, new_id(RUNWAYS.name, gone)) == (
             "skipped",
             deleted.pk,
@@ -448,6 +449,48 @@ class TestFailures:
 
         with pytest.raises(IntegrityError, match="street_month_range"), transaction.atomic():
             writer.CopyInserter().set_column(StreetSnap, "month", [(snap.pk, 13)])
+
+    def test_a_published_show_held_by_an_unpublished_catalog_record_stops_the_run(self, legacy):
+        # A crawl of the show arrived before the import and is still pending (or was
+        # rejected): importing the legacy published row superseded would take the show off the
+        # public site. The operator decides which copy is the show, then runs again.
+        acme = BrandFactory(slug="acme")
+        pending = RunwayFactory(brand=acme, season_code="FW24", collection_type="ready-to-wear")
+        rejected = StreetSnapFactory(
+            city="Oslo", year=2024, month=8, title="Look", status="rejected"
+        )
+        legacy_acme = legacy.brand("acme")
+        runway = legacy.runway(legacy_acme, "FW24")
+        street = legacy.street("Oslo", 2024, 8, " Look ")
+        draft = legacy.runway_draft(legacy_acme, "FW24", PENDING)
+        before = catalog_counts()
+
+        dry_code, dry, _ = migrate(legacy.conninfo, "--dry-run")
+        code, out, err = migrate(legacy.conninfo)
+
+        for output in (dry, out):
+            assert "published rows held back by an unpublished catalog record" in output
+            assert (
+                f"brand_runways #{runway} (published)  runway acme FW24 ready-to-wear:"
+                f" entity key is held by existing runway #{pending.pk} (pending)" in output
+            )
+            assert (
+                f"street_snaps #{street} (published)  street Oslo 2024-08 'Look':"
+                f" entity key is held by existing street #{rejected.pk} (rejected)" in output
+            )
+            assert (
+                "FAILED  no legacy published row is held back by an unpublished catalog record:"
+                f" 2: brand_runways #{runway}, street_snaps #{street}" in output
+            )
+        # A draft of the show is superseded by the crawl, as before.
+        assert (
+            f"brand_runway_drafts #{draft} (pending)  runway acme FW24 ready-to-wear:"
+            f" entity key is held by existing runway #{pending.pk} (pending)" in dry
+        )
+        assert (dry_code, code) == (1, 1)
+        assert "dry run: nothing written" not in dry
+        assert "no legacy published row is held back" in err
+        assert catalog_counts() == before
 
     def test_a_row_the_catalog_cannot_hold_stops_the_run(self, legacy):
         acme = legacy.brand("acme")

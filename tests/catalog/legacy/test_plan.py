@@ -155,12 +155,58 @@ class TestRecordOrder:
 class TestCatalogAlreadyHolding:
     def test_a_live_catalog_record_supersedes_a_legacy_row_of_its_key(self):
         catalog = CatalogState(brands_by_slug={"acme": 7})
-        catalog.live_keys[RUNWAY][(7, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 70, PENDING)
+        catalog.live_keys[RUNWAY][(7, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 70, PUBLISHED)
 
-        plan = build_plan(archive(record(RUNWAYS, 1)), catalog)
+        plan = build_plan(archive(record(RUNWAYS, 1), record(RUNWAY_DRAFTS, 2, PENDING)), catalog)
 
-        assert outcome(plan, RUNWAYS, 1) == SUPERSEDED
-        assert plan.records[(RUNWAYS.name, 1)].holder == CatalogRef(RUNWAY, 70, PENDING)
+        assert outcome(plan, RUNWAYS, 1) == outcome(plan, RUNWAY_DRAFTS, 2) == SUPERSEDED
+        assert plan.records[(RUNWAYS.name, 1)].holder == CatalogRef(RUNWAY, 70, PUBLISHED)
+        assert [e.reason for e in plan.superseded] == [
+            "entity key is held by existing runway #70 (published)"
+        ] * 2
+        assert not plan.blocked
+
+    @pytest.mark.parametrize("status", [PENDING, REJECTED])
+    @pytest.mark.parametrize(
+        ("table", "key"),
+        [(RUNWAYS, (7, "FW24", "ready-to-wear")), (STREETS, ("Paris", 2024, 8, ""))],
+    )
+    def test_a_published_row_whose_key_an_unpublished_catalog_record_holds_stops_the_run(
+        self, table, key, status
+    ):
+        # Superseding it would import the published show soft-deleted: it would silently
+        # leave the public site, behind a crawl nobody approved.
+        catalog = CatalogState(brands_by_slug={"acme": 7})
+        catalog.live_keys[table.kind][key] = CatalogRef(table.kind, 70, status)
+        drafts = RUNWAY_DRAFTS if table is RUNWAYS else STREET_DRAFTS
+
+        plan = build_plan(
+            archive(
+                record(table, 1),
+                record(table, 2, deleted=True),
+                record(drafts, 3, PENDING),
+            ),
+            catalog,
+        )
+
+        [held] = plan.held_by_unpublished
+        assert (held.table, held.id, held.status) == (table.name, 1, PUBLISHED)
+        assert f"existing {table.kind} #70 ({status})" in held.reason
+        assert (outcome(plan, table, 1), plan.records[(table.name, 1)].holder) == (SKIPPED, None)
+        # A soft-deleted published row holds no key, and drafts are superseded as before.
+        assert outcome(plan, table, 2) == IMPORTED
+        assert outcome(plan, drafts, 3) == SUPERSEDED
+        assert plan.blocked
+        [check] = [c for c in plan.checks if not c.ok]
+        assert check.name == "no legacy published row is held back by an unpublished catalog record"
+        assert check.detail == f"1: {table.name} #1"
+        assert all(t.balanced for t in plan.tallies.values())
+
+    def test_a_catalog_record_is_named_with_its_status(self):
+        assert str(CatalogRef(RUNWAY, 11, PENDING)) == "existing runway #11 (pending)"
+        assert str(CatalogRef(STREET, 5, PUBLISHED, deleted=True)) == (
+            "existing street #5 (published, deleted)"
+        )
 
     def test_a_catalog_source_key_skips_the_legacy_row_even_when_deleted(self):
         catalog = CatalogState()
@@ -187,7 +233,7 @@ class TestNormalForms:
 
     def test_a_fw24_ready_to_wear_row_is_superseded_by_a_catalog_FW24_ready_to_wear_record(self):
         catalog = CatalogState(brands_by_slug={"acme": 7})
-        catalog.live_keys[RUNWAY][(7, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 70, PENDING)
+        catalog.live_keys[RUNWAY][(7, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 70, PUBLISHED)
 
         plan = build_plan(
             archive(record(RUNWAYS, 1, season_code="fw24", collection_type="Ready to Wear")),
@@ -197,7 +243,7 @@ class TestNormalForms:
         rp = plan.records[(RUNWAYS.name, 1)]
         assert (rp.outcome, rp.holder, rp.deleted) == (
             SUPERSEDED,
-            CatalogRef(RUNWAY, 70, PENDING),
+            CatalogRef(RUNWAY, 70, PUBLISHED),
             True,
         )
 
@@ -557,7 +603,16 @@ def test_every_plan_accounts_for_every_row_and_references_only_imported_images(a
     assert Counter({k: t.accounted for k, t in plan.tallies.items() if t.accounted}) == legacy
     assert plan.problems == []
     # Blocked exactly when something cannot be imported as it is.
-    assert plan.blocked == bool(plan.unmatched_approved or plan.invalid)
+    assert plan.blocked == bool(plan.unmatched_approved or plan.invalid or plan.held_by_unpublished)
+    # A published row is superseded only by a published record (a legacy published row, or a
+    # published catalog record): never silently taken off the site.
+    for rp in plan.records.values():
+        if rp.outcome == SUPERSEDED and rp.row.status == PUBLISHED:
+            holder = rp.holder
+            if isinstance(holder, CatalogRef):
+                assert holder.status == PUBLISHED
+            else:
+                assert plan.records[(holder.table, holder.id)].row.status == PUBLISHED
 
     for kind in (RUNWAY, STREET):
         inserted = plan.inserts[kind]

@@ -170,7 +170,9 @@ def test_legacy_values_are_stored_in_the_normal_form_ingest_looks_up():
 
 def test_a_legacy_row_is_superseded_by_a_catalog_record_of_its_key_in_another_spelling():
     acme = BrandFactory(slug="acme")
-    crawled = RunwayFactory(brand=acme, season_code="FW24", collection_type="ready-to-wear")
+    crawled = RunwayFactory(
+        brand=acme, season_code="FW24", collection_type="ready-to-wear", published=True
+    )
     legacy = archive(record(RUNWAYS, 1, season_code="fw24", collection_type="Ready to Wear"))
 
     result = legacy_archive_migrate(source=legacy, dry_run=False)
@@ -180,7 +182,7 @@ def test_a_legacy_row_is_superseded_by_a_catalog_record_of_its_key_in_another_sp
     assert imported.deleted_at is not None
     assert LegacyIdMap.objects.get(legacy_table=RUNWAYS.name).outcome == "superseded"
     assert [e.reason for e in result.plan.superseded] == [
-        f"entity key is held by existing runway #{crawled.pk}"
+        f"entity key is held by existing runway #{crawled.pk} (published)"
     ]
 
 
