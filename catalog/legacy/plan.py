@@ -25,8 +25,9 @@ Rules (SPEC.md "Legacy migration"):
   status and its images, and listed as superseded; except a legacy published row held by a
   catalog record that is not published (a crawl pending review, or rejected): superseding it
   would take the show off the public site, so the run stops and lists it;
-- approved drafts are never inserted: each needs a published counterpart by entity key (a legacy
-  published row, else a live published catalog record), or the run stops;
+- approved drafts are never inserted: each needs a published counterpart by entity key, the
+  live published record that holds the key after this run (a legacy published row imported
+  now, or a published catalog record), or the run stops;
 - images follow their record; a detail keeps its parent only if the parent is a main image of the
   same album that is imported with it (and live, if the detail is live): otherwise it becomes a
   main image; a dup_of that points at no imported image clears;
@@ -554,13 +555,6 @@ def _plan_records(
             return rp, False
         return rp, True
 
-    # The published counterpart of an approved draft: a legacy published row with its key
-    # (a live one first), else a live published catalog record.
-    counterparts: dict[tuple, Ref] = {}
-    for row in sorted(published, key=lambda r: (r.deleted, r.id)):
-        if (key := key_of(row)) is not None:
-            counterparts.setdefault(key, LegacyRef(row.table.name, row.id))
-
     order = sorted(
         (r for r in published + drafts if r.status != APPROVED),
         key=lambda r: (r.deleted, r.table.drafts, r.created_at if r.table.drafts else 0, r.id),
@@ -601,22 +595,37 @@ def _plan_records(
             plan.expected[(row.table.name, rp.outcome, status, rp.deleted)] += 1
         plan.tally(row.table.name, row.status).add(rp.outcome)
 
+    # An approved draft's published counterpart is the record that holds its entity key once
+    # every other row is placed, if that record is live and published: a legacy published row
+    # this run imports, or a published catalog record (crawled, or imported by an earlier
+    # run). Not any legacy published row of the key: a skipped, deleted or superseded one is
+    # not the show on the site, and the record standing for it may be another show.
     for row in sorted(
         (r for r in drafts if r.status == APPROVED), key=lambda r: (r.created_at, r.id)
     ):
         rp, undecided = decide(row)
         rp.approved = True
         if undecided:
-            holder: Ref | None = counterparts.get(rp.key)
+            holder = live_keys.get(rp.key)
             if holder is None:
-                live = catalog.live_keys[kind].get(rp.key)
-                holder = live if live is not None and live.status == PUBLISHED else None
-            if holder is None:
-                plan.unmatched_approved.append(entry(rp, "no published row with its entity key"))
+                plan.unmatched_approved.append(
+                    entry(rp, "no live published record with its entity key")
+                )
+            elif (status := _status_of(plan, holder)) != PUBLISHED:
+                reason = f"its entity key is held by {holder}"
+                if isinstance(holder, LegacyRef):
+                    reason += f" ({status})"
+                plan.unmatched_approved.append(entry(rp, f"{reason}, which is not published"))
             else:
                 rp.holder = holder
                 plan.approved_matched.append(entry(rp, f"promoted as {holder}"))
         plan.tally(row.table.name, row.status).add(rp.outcome)
+
+
+def _status_of(plan: Plan, ref: Ref) -> str:
+    if isinstance(ref, CatalogRef):
+        return ref.status
+    return plan.records[(ref.table, ref.id)].row.status
 
 
 def _held_by_unpublished(holder: CatalogRef) -> str:

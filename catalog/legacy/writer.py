@@ -31,7 +31,6 @@ from catalog.legacy.plan import (
     EARLIER,
     INSERTED,
     MATCHED,
-    SKIPPED,
     BrandKey,
     CatalogRef,
     CatalogState,
@@ -367,22 +366,19 @@ class _Writer:
                 new_id = self._stand_in(rp.holder)
             self._map(table, legacy_id, new_id, rp.outcome, job_id=rp.row.job_id or None)
 
-    def _stand_in(self, ref: Ref | None, depth: int = 0) -> int | None:
-        """The catalog record that stands for a skipped row (its holder), if any."""
-        if ref is None or depth > 3:
+    def _stand_in(self, ref: Ref | None) -> int | None:
+        """The catalog record that stands for a skipped row, if any: the holder of its source
+        key, or an approved draft's published counterpart. The planner only names records
+        that exist already or that this run inserts (never another skipped row: following
+        such a chain once mapped an approved draft to a different show)."""
+        if ref is None:
             return None
         if isinstance(ref, CatalogRef):
             return ref.id
-        key = (ref.table, ref.id)
-        if key in self.record_ids:
-            return self.record_ids[key]
-        earlier = self.catalog.earlier_in(ref.table)
-        if ref.id in earlier:
-            return earlier[ref.id]
-        holder = self.plan.records.get(key)
-        if holder is not None and holder.outcome == SKIPPED:
-            return self._stand_in(holder.holder, depth + 1)
-        return None
+        new_id = self.record_ids.get((ref.table, ref.id))
+        if new_id is None:
+            self.problems.append(f"{ref} stands for a skipped row but was not inserted")
+        return new_id
 
     # --- images ---------------------------------------------------------------------------
 

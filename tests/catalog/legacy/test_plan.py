@@ -394,6 +394,60 @@ class TestApprovedDrafts:
         assert [e.id for e in plan.unmatched_approved] == [1]
         assert plan.blocked
 
+    def test_a_published_row_of_its_key_that_is_skipped_is_no_counterpart(self):
+        # beta FW24 is skipped (acme FW24 holds its source key): the approved draft of beta
+        # FW24 must not be accounted for by the acme show that stands for the skipped row.
+        plan = build_plan(
+            archive(
+                record(RUNWAYS, 1, brand_id=1, source="vogue", source_url="u"),
+                record(RUNWAYS, 2, brand_id=2, source="vogue", source_url="u"),
+                record(RUNWAY_DRAFTS, 3, APPROVED, brand_id=2),
+            ),
+            CatalogState(),
+        )
+
+        assert outcome(plan, RUNWAYS, 2) == SKIPPED
+        assert [(e.id, e.subject) for e in plan.unmatched_approved] == [
+            (3, "runway beta FW24 ready-to-wear")
+        ]
+        assert plan.records[(RUNWAY_DRAFTS.name, 3)].holder is None
+        assert plan.blocked
+
+    def test_a_deleted_published_row_is_no_counterpart(self):
+        plan = build_plan(
+            archive(record(STREETS, 1, deleted=True), record(STREET_DRAFTS, 2, APPROVED)),
+            CatalogState(),
+        )
+
+        assert [e.id for e in plan.unmatched_approved] == [2]
+
+    def test_a_live_draft_holding_the_key_is_no_counterpart(self):
+        # The published row is deleted, so the pending draft of the show holds the key.
+        plan = build_plan(
+            archive(
+                record(STREETS, 1, deleted=True),
+                record(STREET_DRAFTS, 2, PENDING),
+                record(STREET_DRAFTS, 3, APPROVED),
+            ),
+            CatalogState(),
+        )
+
+        [unmatched] = plan.unmatched_approved
+        assert unmatched.id == 3
+        assert "held by legacy street_snap_drafts #2 (pending)" in unmatched.reason
+
+    def test_the_counterpart_is_the_record_that_holds_the_key_after_the_run(self):
+        # The legacy published row is superseded by a published catalog record: that record
+        # is the show the approved draft was promoted to.
+        catalog = CatalogState(brands_by_slug={"acme": 7})
+        catalog.live_keys[RUNWAY][(7, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 70, PUBLISHED)
+
+        plan = build_plan(archive(record(RUNWAYS, 1), record(RUNWAY_DRAFTS, 2, APPROVED)), catalog)
+
+        assert outcome(plan, RUNWAYS, 1) == SUPERSEDED
+        assert plan.records[(RUNWAY_DRAFTS.name, 2)].holder == CatalogRef(RUNWAY, 70, PUBLISHED)
+        assert not plan.blocked
+
 
 class TestInvalidRows:
     def test_values_the_catalog_cannot_hold_stop_the_run(self):
@@ -604,6 +658,22 @@ def test_every_plan_accounts_for_every_row_and_references_only_imported_images(a
     assert plan.problems == []
     # Blocked exactly when something cannot be imported as it is.
     assert plan.blocked == bool(plan.unmatched_approved or plan.invalid or plan.held_by_unpublished)
+    # An approved draft is accounted for by the live published record of its own key.
+    placed = {
+        (rp.row.kind, rp.key): rp.ref
+        for rp in plan.records.values()
+        if rp.outcome == IMPORTED and not rp.deleted
+    }
+    for rp in plan.records.values():
+        if rp.approved and rp.holder is not None:
+            holder = rp.holder
+            if isinstance(holder, CatalogRef):
+                assert catalog.live_keys[holder.kind][rp.key] == holder
+                assert holder.status == PUBLISHED
+                assert (rp.row.kind, rp.key) not in placed
+            else:
+                assert placed[(rp.row.kind, rp.key)] == holder
+                assert plan.records[(holder.table, holder.id)].row.status == PUBLISHED
     # A published row is superseded only by a published record (a legacy published row, or a
     # published catalog record): never silently taken off the site.
     for rp in plan.records.values():
