@@ -48,6 +48,7 @@ from typing import Protocol
 from catalog.keys import (
     KeyValueError,
     fold_title,
+    normalize_brand_slug,
     normalize_city,
     normalize_collection_type,
     normalize_season_code,
@@ -94,6 +95,7 @@ PROGRESS_EVERY = 10_000
 # import normalises: a normal form can be longer than the legacy value (NFKD turns a ligature
 # into two letters), and a value too long for its column cannot be stored.
 MAX_LENGTH = {
+    "slug": 128,
     "season_code": 16,
     "collection_type": 32,
     "city": 64,
@@ -297,6 +299,8 @@ class Plan:
     approved_matched: list[Entry] = field(default_factory=list)
     unmatched_approved: list[Entry] = field(default_factory=list)
     invalid: list[Entry] = field(default_factory=list)
+    # Legacy brands whose slug does not fit: two spellings of one slug, or too long.
+    brand_conflicts: list[Entry] = field(default_factory=list)
     # Live legacy published rows whose entity key a catalog record that is not published holds.
     held_by_unpublished: list[Entry] = field(default_factory=list)
     # Counters for the summary lines.
@@ -471,28 +475,69 @@ def _plan_brands(
     plan: Plan, brands: Iterable[LegacyBrand], catalog: CatalogState
 ) -> tuple[dict[int, BrandKey], dict[BrandKey, str]]:
     earlier = catalog.earlier_in(BRANDS)
+    # Slugs compare in the form ingest looks brands up in (lower case), on both sides. Among
+    # catalog brands of one folded slug (the catalog's unique index is case-sensitive), the one
+    # stored in that form is the brand ingest finds; otherwise the oldest.
+    in_catalog: dict[str, int] = {}
+    for slug, pk in sorted(
+        catalog.brands_by_slug.items(),
+        key=lambda item: (normalize_brand_slug(item[0]) != item[0], item[1]),
+    ):
+        in_catalog.setdefault(normalize_brand_slug(slug), pk)
+    rows = list(brands)
+    # Folded slug -> its legacy spellings and their brands. One spelling twice is one brand
+    # (a live row and its deleted copy); two spellings the old archive told apart would be
+    # merged into one catalog brand, which only the operator can decide.
+    spellings: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        spellings[normalize_brand_slug(row.slug)][row.slug].append(row.id)
     keys: dict[int, BrandKey] = {}
     slugs: dict[BrandKey, str] = {}
     created: set[str] = set()
     # Live brands first, so a deleted duplicate slug never names the brand this run creates.
-    for row in sorted(brands, key=lambda b: (b.deleted, b.id)):
+    for row in sorted(rows, key=lambda b: (b.deleted, b.id)):
+        given, slug = row.slug, normalize_brand_slug(row.slug)
         remembered = earlier.get(row.id)
         if row.id in earlier and remembered is not None:
             outcome, key = EARLIER, remembered
         elif row.id in earlier:
-            outcome, key = EARLIER, catalog.brands_by_slug.get(row.slug, ("new", row.slug))
-        elif row.slug in catalog.brands_by_slug:
-            outcome, key = MATCHED, catalog.brands_by_slug[row.slug]
-        elif row.slug in created:
-            outcome, key = MATCHED, ("new", row.slug)
+            outcome, key = EARLIER, in_catalog.get(slug, ("new", slug))
+        elif slug in in_catalog:
+            outcome, key = MATCHED, in_catalog[slug]
+        elif slug in created:
+            outcome, key = MATCHED, ("new", slug)
         else:
-            outcome, key = CREATED, ("new", row.slug)
-            created.add(row.slug)
-        plan.brands.append(BrandPlan(row, outcome, key))
+            outcome, key = CREATED, ("new", slug)
+            created.add(slug)
+        if outcome != EARLIER and (reasons := _brand_conflicts(given, slug, spellings[slug])):
+            # Planned as usual so the tallies add up; the run stops on it.
+            plan.brand_conflicts.append(Entry(BRANDS, row.id, "", f"brand {given!r}", reasons))
+        if outcome == CREATED and slug != given:
+            plan.normalised["slug"] += 1
+        plan.brands.append(BrandPlan(replace(row, slug=slug), outcome, key))
         plan.brand_tally[outcome] += 1
         keys[row.id] = key
-        slugs.setdefault(key, row.slug)
+        slugs.setdefault(key, slug)
+    plan.brand_conflicts.sort(key=lambda e: e.id)
     return keys, slugs
+
+
+def _brand_conflicts(given: str, slug: str, spellings: Mapping[str, list[int]]) -> str:
+    reasons = []
+    if len(spellings) > 1:
+        shown = ", ".join(
+            f"#{brand_id} {spelling!r}"
+            for brand_id, spelling in sorted(
+                (brand_id, spelling) for spelling, ids in spellings.items() for brand_id in ids
+            )
+        )
+        reasons.append(
+            f"the slugs of brands {shown} are one slug once lower-cased ({slug!r}): rename"
+            " all but one in the legacy copy, or merge them there"
+        )
+    if len(slug) > MAX_LENGTH["slug"]:
+        reasons.append(f"slug is longer than {MAX_LENGTH['slug']} characters once lower-cased")
+    return "; ".join(reasons)
 
 
 def _invalid(row: LegacyRecord, brand_keys: Mapping[int, BrandKey]) -> list[str]:
@@ -872,6 +917,11 @@ def plan_checks(plan: Plan) -> list[Check]:
             _first(plan.invalid),
         ),
         Check(
+            "brand slugs fit the catalog once lower-cased",
+            not plan.brand_conflicts,
+            _first(plan.brand_conflicts),
+        ),
+        Check(
             "no legacy published row is held back by an unpublished catalog record",
             not plan.held_by_unpublished,
             _first(plan.held_by_unpublished),
@@ -896,6 +946,7 @@ def iter_entries(plan: Plan) -> Iterator[tuple[str, list[Entry]]]:
     """The report's lists, in the order an operator reads them."""
     yield "unmatched approved drafts (the run stops)", plan.unmatched_approved
     yield "rows that do not fit the catalog (the run stops)", plan.invalid
+    yield "brand slugs that do not fit the catalog (the run stops)", plan.brand_conflicts
     yield (
         "published rows held back by an unpublished catalog record (the run stops)",
         plan.held_by_unpublished,

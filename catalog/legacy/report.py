@@ -178,6 +178,8 @@ def report_dict(
             "lists": {
                 "unmatched_approved": [e.as_dict() for e in plan.unmatched_approved],
                 "invalid": [e.as_dict() for e in plan.invalid],
+                "brand_conflicts": [e.as_dict() for e in plan.brand_conflicts],
+                "held_by_unpublished": [e.as_dict() for e in plan.held_by_unpublished],
                 "superseded": [e.as_dict() for e in plan.superseded],
                 "skipped": [e.as_dict() for e in plan.skipped],
                 "downgraded": [e.as_dict() for e in plan.downgraded],

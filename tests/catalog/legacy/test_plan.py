@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from catalog.keys import (
     fold_title,
+    normalize_brand_slug,
     normalize_city,
     normalize_collection_type,
     normalize_season_code,
@@ -226,6 +227,72 @@ class TestCatalogAlreadyHolding:
         assert (by_id[2].outcome, by_id[2].key) == (MATCHED, 9)
         # The live row names the new brand; its deleted duplicate is matched to it.
         assert (by_id[4].outcome, by_id[3].outcome) == (CREATED, MATCHED)
+
+
+class TestBrandSlugs:
+    """Ingest finds a brand by the lower-cased slug (catalog.selectors.brand_resolve): legacy
+    slugs match catalog brands in any case, and new brands are stored lower-cased."""
+
+    def test_a_legacy_slug_matches_a_catalog_brand_in_any_case(self):
+        legacy = archive(record(RUNWAYS, 1))
+        legacy.brand_rows = [brand(1, "ACME")]
+
+        plan = build_plan(legacy, CatalogState(brands_by_slug={"acme": 9}))
+
+        [bp] = plan.brands
+        assert (bp.outcome, bp.key) == (MATCHED, 9)
+        assert plan.records[(RUNWAYS.name, 1)].brand == 9
+
+    def test_a_new_brand_is_stored_with_its_slug_lower_cased(self):
+        legacy = archive(record(RUNWAYS, 1))
+        legacy.brand_rows = [brand(1, "Maison.Étoile")]
+
+        plan = build_plan(legacy, CatalogState())
+
+        [bp] = plan.brands
+        assert (bp.outcome, bp.key, bp.row.slug) == (
+            CREATED,
+            ("new", "maison.étoile"),
+            "maison.étoile",
+        )
+        assert plan.normalised == {"slug": 1}
+        assert plan.superseded == [] and not plan.blocked
+
+    def test_legacy_slugs_that_differ_only_in_case_stop_the_run(self):
+        legacy = archive()
+        legacy.brand_rows = [brand(1, "acme"), brand(2, "beta"), brand(3, "ACME", deleted=True)]
+
+        plan = build_plan(legacy, CatalogState())
+
+        assert [(e.table, e.id, e.subject) for e in plan.brand_conflicts] == [
+            ("brands", 1, "brand 'acme'"),
+            ("brands", 3, "brand 'ACME'"),
+        ]
+        assert "the slugs of brands #1 'acme', #3 'ACME' are one slug once lower-cased" in (
+            plan.brand_conflicts[0].reason
+        )
+        [check] = [c for c in plan.checks if not c.ok]
+        assert check.name == "brand slugs fit the catalog once lower-cased"
+        assert check.detail == "2: brands #1, brands #3"
+
+    def test_the_same_slug_twice_is_one_brand_as_before(self):
+        legacy = archive()
+        legacy.brand_rows = [brand(1, "acme", deleted=True), brand(2, "acme")]
+
+        plan = build_plan(legacy, CatalogState())
+
+        assert {bp.row.id: bp.outcome for bp in plan.brands} == {2: CREATED, 1: MATCHED}
+        assert not plan.blocked
+
+    def test_a_slug_too_long_once_lower_cased_stops_the_run(self):
+        legacy = archive()
+        legacy.brand_rows = [brand(1, "İ" * 100)]
+
+        plan = build_plan(legacy, CatalogState())
+
+        [conflict] = plan.brand_conflicts
+        assert "longer than 128 characters once lower-cased" in conflict.reason
+        assert plan.blocked
 
 
 class TestNormalForms:
@@ -657,7 +724,18 @@ def test_every_plan_accounts_for_every_row_and_references_only_imported_images(a
     assert Counter({k: t.accounted for k, t in plan.tallies.items() if t.accounted}) == legacy
     assert plan.problems == []
     # Blocked exactly when something cannot be imported as it is.
-    assert plan.blocked == bool(plan.unmatched_approved or plan.invalid or plan.held_by_unpublished)
+    assert plan.blocked == bool(
+        plan.unmatched_approved or plan.invalid or plan.held_by_unpublished or plan.brand_conflicts
+    )
+    # New brands are stored lower-cased, the form ingest looks them up in; legacy slugs that
+    # would become one slug stop the run.
+    created = [bp.row.slug for bp in plan.brands if bp.outcome == CREATED]
+    assert all(normalize_brand_slug(slug) == slug for slug in created)
+    assert len(created) == len(set(created))
+    spellings: dict[str, set[str]] = {}
+    for b in archive.brand_rows:
+        spellings.setdefault(normalize_brand_slug(b.slug), set()).add(b.slug)
+    assert bool(plan.brand_conflicts) == any(len(s) > 1 for s in spellings.values())
     # An approved draft is accounted for by the live published record of its own key.
     placed = {
         (rp.row.kind, rp.key): rp.ref

@@ -12,8 +12,8 @@ from catalog.legacy import writer
 from catalog.legacy.plan import INSERTED, LegacyRef
 from catalog.legacy.rows import APPROVED, PENDING, RUNWAY_DRAFTS, RUNWAYS, STREET_DRAFTS, STREETS
 from catalog.legacy.services import legacy_archive_migrate
-from catalog.models import LegacyIdMap, Runway, StreetSnap, StreetSnapImage
-from tests.catalog.legacy.archive import archive, image, record
+from catalog.models import Brand, LegacyIdMap, Runway, StreetSnap, StreetSnapImage
+from tests.catalog.legacy.archive import archive, brand, image, record
 from tests.catalog.legacy.strategies import archives
 from tests.factories import BrandFactory, RunwayFactory, StreetSnapFactory
 from tests.support import rollback_each_example
@@ -226,6 +226,31 @@ def test_legacy_values_are_stored_in_the_normal_form_ingest_looks_up():
     )
     snap = StreetSnap.objects.get()
     assert (snap.city, snap.source) == ("New York", "theimpression")
+
+
+def test_legacy_brand_slugs_are_matched_and_stored_as_ingest_looks_them_up():
+    beta = BrandFactory(slug="beta")
+    legacy = archive(record(RUNWAYS, 1, brand_id=1), record(RUNWAYS, 2, brand_id=2))
+    legacy.brand_rows = [brand(1, "ACME"), brand(2, "Beta")]
+
+    result = legacy_archive_migrate(source=legacy, dry_run=False)
+
+    assert result.written, result.failures
+    acme = selectors.brand_resolve(name="ACME")
+    assert acme is not None and acme.slug == "acme"
+    assert Brand.objects.count() == 2
+    assert set(Runway.objects.values_list("brand_id", flat=True)) == {acme.pk, beta.pk}
+
+
+def test_legacy_brand_slugs_that_are_one_slug_once_lower_cased_stop_the_run():
+    legacy = archive(record(RUNWAYS, 1, brand_id=1))
+    legacy.brand_rows = [brand(1, "acme"), brand(2, "Acme")]
+
+    result = legacy_archive_migrate(source=legacy, dry_run=False)
+
+    assert not result.written
+    assert any("brand slugs fit the catalog once lower-cased" in f for f in result.failures)
+    assert Brand.objects.count() == Runway.objects.count() == 0
 
 
 def test_a_legacy_row_is_superseded_by_a_catalog_record_of_its_key_in_another_spelling():
