@@ -74,6 +74,27 @@ ENTITY_KEY_FIELDS = {
 }
 CATALOG_KEY = {RUNWAY: catalog_runway_key, STREET: catalog_street_key}
 
+# The checks' names, in the order they run. A dry run writes nothing, so it cannot make these:
+# its report names them as not run.
+BRANDS_CHECK = "brands: every legacy brand of this run maps to a catalog brand (database)"
+CONSERVATION_CHECK = (
+    "{what}: legacy rows = earlier runs + imported + superseded + skipped, per kind and status"
+    " (database)"
+)
+REFERENCES_CHECK = "no dangling parent or dup_of, no detail of a detail (database)"
+COVERS_CHECK = "covers are live images of their album; image_count = live images (database)"
+APPROVED_CHECK = "every approved draft maps to a live published record of its entity key (database)"
+WRITER_CHECK = "the writer mapped every reference the plan resolved"
+DATABASE_CHECKS = (
+    BRANDS_CHECK,
+    CONSERVATION_CHECK.format(what="records"),
+    CONSERVATION_CHECK.format(what="images"),
+    REFERENCES_CHECK,
+    COVERS_CHECK,
+    APPROVED_CHECK,
+    WRITER_CHECK,
+)
+
 
 def database_checks(plan: Plan, floor: int, writer_problems: Iterable[str] = ()) -> list[Check]:
     problems = list(writer_problems)
@@ -86,7 +107,7 @@ def database_checks(plan: Plan, floor: int, writer_problems: Iterable[str] = ())
         _covers_check(floor),
         _approved_check(plan, floor),
         Check(
-            "the writer mapped every reference the plan resolved",
+            WRITER_CHECK,
             not problems,
             "; ".join(problems[:5]),
         ),
@@ -118,7 +139,7 @@ def _brands_check(plan: Plan, floor: int) -> Check:
         .count()
     )
     return Check(
-        "brands: every legacy brand of this run maps to a catalog brand (database)",
+        BRANDS_CHECK,
         found == expected,
         "" if found == expected else f"{found} mapped, {expected} expected",
     )
@@ -178,10 +199,8 @@ def _conservation_check(plan: Plan, floor: int, images: bool) -> Check:
                     f"{table} {status}: {tally.legacy} legacy rows != {tally.earlier} earlier"
                     f" + {imported} imported + {superseded} superseded + {tally.skipped} skipped"
                 )
-    what = "images" if images else "records"
     return Check(
-        f"{what}: legacy rows = earlier runs + imported + superseded + skipped, "
-        "per kind and status (database)",
+        CONSERVATION_CHECK.format(what="images" if images else "records"),
         not failures,
         "; ".join(failures[:5]),
     )
@@ -218,7 +237,7 @@ def _references_check(floor: int) -> Check:
                 f" or deleted: {_examples(bad)}"
             )
     return Check(
-        "no dangling parent or dup_of, no detail of a detail (database)",
+        REFERENCES_CHECK,
         not failures,
         "; ".join(failures),
     )
@@ -255,7 +274,7 @@ def _covers_check(floor: int) -> Check:
                 f" {_examples(miscounted)}"
             )
     return Check(
-        "covers are live images of their album; image_count = live images (database)",
+        COVERS_CHECK,
         not failures,
         "; ".join(failures),
     )
@@ -313,7 +332,7 @@ def _approved_check(plan: Plan, floor: int) -> Check:
                 f" of their entity key ({shown})"
             )
     return Check(
-        "every approved draft maps to a live published record of its entity key (database)",
+        APPROVED_CHECK,
         not failures,
         "; ".join(failures),
     )

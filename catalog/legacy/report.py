@@ -78,6 +78,7 @@ def render_report(
     dry_run: bool,
     written: bool,
     error: str = "",
+    not_run: Iterable[str] = (),
     list_limit: int = 50,
 ) -> str:
     lines: list[str] = []
@@ -119,10 +120,22 @@ def render_report(
     for list_title, entries in iter_entries(plan):
         lines.append("")
         lines += _entries(list_title, entries, list_limit)
-    lines += ["", "checks:"]
+    not_run = list(not_run)
+    if not not_run:
+        lines += ["", "checks:"]
+    else:
+        lines += ["", f"checks on the plan{' (a dry run makes these)' if dry_run else ''}:"]
     for check in checks:
         detail = f": {check.detail}" if check.detail and not check.ok else ""
         lines.append(f"  {'ok    ' if check.ok else 'FAILED'}  {check.name}{detail}")
+    if not_run:
+        lines.append(
+            "not run by a dry run (they read the written rows: the real run makes them inside"
+            " its transaction, before it commits):"
+            if dry_run
+            else "not run (they read the written rows, and the run stopped before writing):"
+        )
+        lines += [f"  -       {name}" for name in not_run]
     lines.append("")
     failed = [c for c in checks if not c.ok]
     if error:
@@ -132,14 +145,23 @@ def render_report(
     elif plan.new_rows == 0:
         lines.append(NOTHING_TO_IMPORT + ".")
     elif dry_run:
-        lines.append("dry run: nothing written. Run again without --dry-run to import.")
+        lines.append(
+            "dry run: nothing written; the plan checks passed."
+            " Run again without --dry-run to import."
+        )
     elif written:
         lines.append(f"done: {plan.new_rows:,} legacy rows accounted for, committed.")
     return "\n".join(lines)
 
 
 def report_dict(
-    plan: Plan | None, *, checks: Iterable[Check], dry_run: bool, written: bool, error: str = ""
+    plan: Plan | None,
+    *,
+    checks: Iterable[Check],
+    dry_run: bool,
+    written: bool,
+    error: str = "",
+    not_run: Iterable[str] = (),
 ) -> dict[str, object]:
     """The whole report as JSON-ready data, with the lists in full (for --report-file)."""
     checks = list(checks)
@@ -148,6 +170,7 @@ def report_dict(
         "written": written,
         "error": error,
         "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks],
+        "checks_not_run": list(not_run),
     }
     if plan is None:
         return data

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from catalog.keys import fold_title
 from catalog.legacy import services, writer
+from catalog.legacy.checks import DATABASE_CHECKS
 from catalog.legacy.report import NOTHING_TO_IMPORT
 from catalog.legacy.rows import (
     PENDING,
@@ -109,6 +110,17 @@ class TestDryRun:
             ]
         assert f"brand_runway_drafts #{s.d2} (pending)  runway beta SS26" in out
         assert "skipped: 3" in out  # R4, the Paris draft, the orphan image
+        # Which checks ran, and which only the real run makes (they read the written rows).
+        checks = out[out.index("\nchecks") :]
+        assert "checks on the plan (a dry run makes these):" in checks
+        assert "  ok      every approved draft has a published counterpart" in checks
+        assert (
+            "not run by a dry run (they read the written rows: the real run makes them inside"
+            " its transaction, before it commits):" in checks
+        )
+        for name in DATABASE_CHECKS:
+            assert f"  -       {name}" in checks
+        assert "dry run: nothing written; the plan checks passed." in out
         assert "details imported as main images: 3" in out
         assert "dup_of cleared: 2" in out
         assert "plan: images" in err  # progress
@@ -119,7 +131,7 @@ class TestDryRun:
         _, real, _ = migrate(legacy.conninfo)
 
         def lists(output: str) -> str:
-            return output[output.index("image references") : output.index("checks:")]
+            return output[output.index("image references") : output.index("\nchecks")]
 
         assert lists(dry) == lists(real)
 
@@ -142,6 +154,9 @@ class TestRealRun:
         assert after["street_snap_images"] == 8 + 1
         assert "FAILED" not in s.out
         assert "done: " in s.out
+        for name in DATABASE_CHECKS:
+            assert f"  ok      {name}" in s.out
+        assert "not run" not in s.out
 
     def test_brands_are_matched_by_slug_and_keep_their_featured_flag(self, imported):
         s = imported
@@ -396,6 +411,7 @@ class TestFailures:
         assert "unmatched approved drafts (the run stops): 1" in out
         assert f"street_snap_drafts #{lost} (approved)" in out
         assert "every approved draft has a published counterpart" in err
+        assert "not run (they read the written rows, and the run stopped before writing):" in out
 
     def test_a_failed_database_check_rolls_everything_back(self, legacy, monkeypatch):
         scenario.build(legacy)
