@@ -294,6 +294,8 @@ class Plan:
     superseded: list[Entry] = field(default_factory=list)
     skipped: list[Entry] = field(default_factory=list)
     downgraded: list[Entry] = field(default_factory=list)
+    # Legacy main images that carry a parent_image_id anyway (imported as main images).
+    parent_ignored: list[Entry] = field(default_factory=list)
     dup_cleared: list[Entry] = field(default_factory=list)
     cover_fallbacks: list[Entry] = field(default_factory=list)
     approved_matched: list[Entry] = field(default_factory=list)
@@ -306,6 +308,8 @@ class Plan:
     # Counters for the summary lines.
     covers: Counter = field(default_factory=Counter)
     remaps: Counter = field(default_factory=Counter)
+    # Images skipped with their skipped record: counted, not listed one by one.
+    images_of_skipped_records: int = 0
     # field -> inserted rows whose value was put in its normal form.
     normalised: Counter = field(default_factory=Counter)
     # Planner self-checks that failed (should stay empty; the property tests hammer this).
@@ -789,6 +793,8 @@ def _plan_images(
                 not_inserted.add(image.id)
                 if d.outcome == SKIPPED and d.note:
                     plan.skipped.append(Entry(image_table, image.id, d.status, "image", d.note))
+                elif d.outcome == SKIPPED:
+                    plan.images_of_skipped_records += 1
                 continue
             inserted.add(image.id)
             record_status = record.row.status if record else ORPHAN
@@ -804,7 +810,8 @@ def _plan_images(
                 plan.remaps["parents"] += 1
             elif d.note:
                 subject = f"image of {table.name} #{record_id}"
-                plan.downgraded.append(Entry(image_table, image.id, d.status, subject, d.note))
+                listed = plan.downgraded if image.is_detail else plan.parent_ignored
+                listed.append(Entry(image_table, image.id, d.status, subject, d.note))
         _self_check_parents(plan, image_table, decisions)
         if record is not None and record.outcome in INSERTED:
             albums.add(record_id)
@@ -953,6 +960,36 @@ def iter_entries(plan: Plan) -> Iterator[tuple[str, list[Entry]]]:
     )
     yield "superseded (imported soft-deleted)", plan.superseded
     yield "skipped", plan.skipped
+    yield "approved drafts matched to their published counterpart", plan.approved_matched
     yield "details imported as main images", plan.downgraded
+    yield (
+        "main images with a parent id (imported as main images, the parent ignored)",
+        (plan.parent_ignored),
+    )
     yield "dup_of cleared", plan.dup_cleared
     yield "covers not found by key", plan.cover_fallbacks
+
+
+def skipped_breakdown(plan: Plan, *, images: bool) -> list[tuple[str, int]]:
+    """The report's skipped column, record or image tables, as the lists that account for it.
+
+    Every skipped row is in exactly one of them, so the numbers add up to the column; images
+    skipped with their record are counted, not listed (their record is).
+    """
+
+    def listed(entries: list[Entry]) -> int:
+        tables = TABLE_BY_IMAGE_TABLE if images else TABLE_BY_NAME
+        return sum(1 for e in entries if e.table in tables)
+
+    if images:
+        return [
+            ("listed as skipped", listed(plan.skipped)),
+            ("images of skipped records", plan.images_of_skipped_records),
+        ]
+    return [
+        ("listed as skipped", listed(plan.skipped)),
+        ("approved drafts matched", len(plan.approved_matched)),
+        ("unmatched approved drafts", len(plan.unmatched_approved)),
+        ("rows that do not fit", listed(plan.invalid)),
+        ("published rows held back", len(plan.held_by_unpublished)),
+    ]

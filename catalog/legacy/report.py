@@ -13,6 +13,7 @@ from catalog.legacy.plan import (
     Plan,
     Tally,
     iter_entries,
+    skipped_breakdown,
 )
 from catalog.legacy.rows import KINDS, ORPHAN, STATUSES, TABLES
 
@@ -71,6 +72,14 @@ def _entries(title: str, entries: list[Entry], limit: int) -> list[str]:
     return lines
 
 
+def _skipped_line(what: str, plan: Plan, *, images: bool) -> str:
+    """The skipped column's total as the sum of the lists below (the terms that are not 0)."""
+    parts = skipped_breakdown(plan, images=images)
+    total = sum(n for _, n in parts)
+    terms = " + ".join(f"{n:,} {name}" for name, n in parts if n) or "0"
+    return f"  skipped {what}: {total:,} = {terms}"
+
+
 def render_report(
     plan: Plan | None,
     *,
@@ -97,21 +106,21 @@ def render_report(
     lines += _table("records", tally_rows(plan, images=False), label)
     lines.append("  (approved drafts are never inserted: they count as skipped, each standing")
     lines.append("   for its published counterpart)")
+    lines.append(_skipped_line("records", plan, images=False))
     lines.append("")
     lines += _table("images", tally_rows(plan, images=True), label)
+    lines.append(_skipped_line("images", plan, images=True))
     lines.append("")
     lines.append(
         f"image references: {plan.remaps['parents']:,} parents remapped,"
         f" {len(plan.downgraded):,} details imported as main images,"
+        f" {len(plan.parent_ignored):,} parent ids of main images ignored,"
         f" {plan.remaps['dup_of']:,} dup_of remapped, {len(plan.dup_cleared):,} dup_of cleared"
     )
     covers = plan.covers
     lines.append(
         f"covers: {covers['by key']:,} by key, {covers['first main image']:,} first main image,"
         f" {covers['none']:,} none"
-    )
-    lines.append(
-        f"approved drafts matched to their published counterpart: {len(plan.approved_matched):,}"
     )
     normalised = ", ".join(f"{name} {n:,}" for name, n in sorted(plan.normalised.items()))
     lines.append(
@@ -206,6 +215,7 @@ def report_dict(
                 "superseded": [e.as_dict() for e in plan.superseded],
                 "skipped": [e.as_dict() for e in plan.skipped],
                 "downgraded": [e.as_dict() for e in plan.downgraded],
+                "parent_ignored": [e.as_dict() for e in plan.parent_ignored],
                 "dup_of_cleared": [e.as_dict() for e in plan.dup_cleared],
                 "cover_fallbacks": [e.as_dict() for e in plan.cover_fallbacks],
                 "approved_matched": [e.as_dict() for e in plan.approved_matched],

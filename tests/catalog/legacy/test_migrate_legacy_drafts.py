@@ -110,6 +110,14 @@ class TestDryRun:
             ]
         assert f"brand_runway_drafts #{s.d2} (pending)  runway beta SS26" in out
         assert "skipped: 3" in out  # R4, the Paris draft, the orphan image
+        # The table's skipped column, reconciled with the lists on screen.
+        assert "  skipped records: 4 = 2 listed as skipped + 2 approved drafts matched" in out
+        assert "  skipped images: 4 = 1 listed as skipped + 3 images of skipped records" in out
+        assert "approved drafts matched to their published counterpart: 2" in out
+        assert (
+            f"brand_runway_drafts #{s.d1} (approved)  runway acme FW24 ready-to-wear:"
+            f" promoted as legacy brand_runways #{s.r1}" in out
+        )
         # Which checks ran, and which only the real run makes (they read the written rows).
         checks = out[out.index("\nchecks") :]
         assert "checks on the plan (a dry run makes these):" in checks

@@ -33,6 +33,7 @@ from catalog.legacy.plan import (
     build_plan,
     choose_cover,
     decide_images,
+    skipped_breakdown,
 )
 from catalog.legacy.rows import (
     APPROVED,
@@ -46,6 +47,8 @@ from catalog.legacy.rows import (
     STREET,
     STREET_DRAFTS,
     STREETS,
+    TABLE_BY_IMAGE_TABLE,
+    TABLE_BY_NAME,
     TABLES,
     LegacyImage,
     LegacyRecord,
@@ -654,6 +657,54 @@ class TestImages:
         assert plan.records[(RUNWAYS.name, 1)].image_count == 1
 
 
+class TestReportLists:
+    def test_a_main_image_with_a_parent_id_is_not_listed_as_a_downgraded_detail(self):
+        plan = build_plan(
+            archive(
+                record(STREETS, 1),
+                images=[
+                    (STREETS, image(1, 1)),
+                    (STREETS, image(2, 1, parent_id=1)),  # a main image with a stray parent
+                    (STREETS, image(3, 1, is_detail=True, parent_id=404)),
+                ],
+            ),
+            CatalogState(),
+        )
+
+        assert [(e.id, e.reason) for e in plan.downgraded] == [
+            (3, "parent #404 is not an image of this album")
+        ]
+        assert [(e.id, e.reason) for e in plan.parent_ignored] == [
+            (2, "a main image with parent #1: the parent is ignored")
+        ]
+
+    def test_the_skipped_column_is_reconciled_with_the_lists(self):
+        catalog = CatalogState()
+        catalog.source_keys[STREET][("vogue", "u")] = CatalogRef(STREET, 5)
+        plan = build_plan(
+            archive(
+                record(STREETS, 1, source="vogue", source_url="u"),
+                record(STREETS, 2, title="B"),
+                record(STREET_DRAFTS, 3, APPROVED, title="B"),
+                record(STREET_DRAFTS, 4, APPROVED, title="C"),
+                images=[(STREETS, image(1, 1)), (STREETS, image(2, 1)), (STREETS, image(3, 9))],
+            ),
+            catalog,
+        )
+
+        assert skipped_breakdown(plan, images=False) == [
+            ("listed as skipped", 1),
+            ("approved drafts matched", 1),
+            ("unmatched approved drafts", 1),
+            ("rows that do not fit", 0),
+            ("published rows held back", 0),
+        ]
+        assert skipped_breakdown(plan, images=True) == [
+            ("listed as skipped", 1),
+            ("images of skipped records", 2),
+        ]
+
+
 class TestEarlierRuns:
     def test_rows_in_the_id_map_are_accounted_for_and_nothing_is_new(self):
         legacy = archive(
@@ -752,6 +803,16 @@ def test_every_plan_accounts_for_every_row_and_references_only_imported_images(a
             else:
                 assert placed[(rp.row.kind, rp.key)] == holder
                 assert plan.records[(holder.table, holder.id)].row.status == PUBLISHED
+    # The skipped column adds up from the lists (and the images of skipped records).
+    for images, tables in ((False, set(TABLE_BY_NAME)), (True, set(TABLE_BY_IMAGE_TABLE))):
+        skipped = sum(t.skipped for (table, _), t in plan.tallies.items() if table in tables)
+        assert sum(n for _, n in skipped_breakdown(plan, images=images)) == skipped
+    # Only legacy details are listed as downgraded; main images with a parent id on their own.
+    by_id = {
+        (t.image_table, i.id): i for t in TABLES for i in archive.image_rows.get(t.image_table, [])
+    }
+    assert all(by_id[(e.table, e.id)].is_detail for e in plan.downgraded)
+    assert not any(by_id[(e.table, e.id)].is_detail for e in plan.parent_ignored)
     # A published row is superseded only by a published record (a legacy published row, or a
     # published catalog record): never silently taken off the site.
     for rp in plan.records.values():
