@@ -8,6 +8,8 @@ status, and the lists an operator reads. The dry run prints it; the writer appli
 the same `decide_images` on the same album so the two cannot disagree.
 
 Rules (SPEC.md "Legacy migration"):
+- brands by slug, compared lower-cased (catalog.keys.normalize_brand_slug, the form ingest looks
+  brands up in) and stored so when new; legacy slugs that differ only in case stop the run;
 - key and source values are put in the catalog's normal form first (catalog.keys, the same
   functions ingest and the editors' form use): season_code "fw24" -> "FW24", collection_type
   "Ready to Wear" -> "ready-to-wear", city whitespace folded, source "Vogue" -> "vogue",
@@ -962,10 +964,7 @@ def iter_entries(plan: Plan) -> Iterator[tuple[str, list[Entry]]]:
     yield "skipped", plan.skipped
     yield "approved drafts matched to their published counterpart", plan.approved_matched
     yield "details imported as main images", plan.downgraded
-    yield (
-        "main images with a parent id (imported as main images, the parent ignored)",
-        (plan.parent_ignored),
-    )
+    yield "main images with a parent id (kept as main images, the id ignored)", plan.parent_ignored
     yield "dup_of cleared", plan.dup_cleared
     yield "covers not found by key", plan.cover_fallbacks
 
