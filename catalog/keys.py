@@ -21,6 +21,7 @@ __all__ = [
     "KeyValueError",
     "fold_title",
     "fold_whitespace",
+    "normalize_brand_slug",
     "normalize_city",
     "normalize_collection_type",
     "normalize_season_code",
@@ -110,6 +111,18 @@ def normalize_source_url(value: str) -> str:
     URLs (scheme, host case, trailing slash) would guess at what a site considers one article.
     """
     return value.strip()
+
+
+def normalize_brand_slug(value: str) -> str:
+    """A brand slug as ingest looks it up: whitespace folded, lower case.
+
+    "ACME" -> "acme". `catalog.selectors.brand_resolve` finds a crawler's brand by this form
+    of the name it sends (or by its slugified form, or an alias), so a brand stored as "Acme"
+    would never be found by slug; the legacy import stores new brands this way and matches
+    legacy slugs against this form of the catalog's. Nothing else is rewritten: a slug with
+    dots or accents ("a.p.c.", "café") is kept, as the archive's URLs used it.
+    """
+    return fold_whitespace(value).lower()
 
 
 def normalize_city(value: str) -> str:

@@ -7,7 +7,7 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from django.utils.text import slugify
 
-from catalog.keys import fold_title, fold_whitespace
+from catalog.keys import fold_title, fold_whitespace, normalize_brand_slug
 from catalog.models import (
     LEGACY_PHASH_ALGORITHM,
     Brand,
@@ -30,7 +30,7 @@ def brand_resolve(*, name: str) -> Brand | None:
     value = fold_whitespace(name)
     if not value:
         return None
-    slugs = {value.lower(), slugify(value)} - {""}
+    slugs = {normalize_brand_slug(value), slugify(value)} - {""}
     brand = Brand.objects.filter(slug__in=slugs).order_by("pk").first()
     if brand is not None:
         return brand

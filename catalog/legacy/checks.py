@@ -40,6 +40,8 @@ from catalog.legacy.plan import (
     SUPERSEDED,
     Check,
     Plan,
+    catalog_runway_key,
+    catalog_street_key,
 )
 from catalog.legacy.rows import (
     BRANDS,
@@ -49,13 +51,49 @@ from catalog.legacy.rows import (
     TABLE_BY_IMAGE_TABLE,
     TABLE_BY_NAME,
     TABLES,
+    tables_of,
 )
-from catalog.models import Brand, LegacyIdMap, Runway, RunwayImage, StreetSnap, StreetSnapImage
+from catalog.models import (
+    Brand,
+    LegacyIdMap,
+    Record,
+    Runway,
+    RunwayImage,
+    StreetSnap,
+    StreetSnapImage,
+)
 
 RECORDS = {RUNWAY: Runway, STREET: StreetSnap}
 IMAGES = {RUNWAY: RunwayImage, STREET: StreetSnapImage}
 # The image's foreign key to its record, per kind.
 RECORD_FIELD = {RUNWAY: "runway", STREET: "street_snap"}
+# A record's entity key: its columns, and their form as the planner compares keys.
+ENTITY_KEY_FIELDS = {
+    RUNWAY: ("brand_id", "season_code", "collection_type"),
+    STREET: ("city", "year", "month", "title_key"),
+}
+CATALOG_KEY = {RUNWAY: catalog_runway_key, STREET: catalog_street_key}
+
+# The checks' names, in the order they run. A dry run writes nothing, so it cannot make these:
+# its report names them as not run.
+BRANDS_CHECK = "brands: every legacy brand of this run maps to a catalog brand (database)"
+CONSERVATION_CHECK = (
+    "{what}: legacy rows = earlier runs + imported + superseded + skipped, per kind and status"
+    " (database)"
+)
+REFERENCES_CHECK = "no dangling parent or dup_of, no detail of a detail (database)"
+COVERS_CHECK = "covers are live images of their album; image_count = live images (database)"
+APPROVED_CHECK = "every approved draft maps to a live published record of its entity key (database)"
+WRITER_CHECK = "the writer mapped every reference the plan resolved"
+DATABASE_CHECKS = (
+    BRANDS_CHECK,
+    CONSERVATION_CHECK.format(what="records"),
+    CONSERVATION_CHECK.format(what="images"),
+    REFERENCES_CHECK,
+    COVERS_CHECK,
+    APPROVED_CHECK,
+    WRITER_CHECK,
+)
 
 
 def database_checks(plan: Plan, floor: int, writer_problems: Iterable[str] = ()) -> list[Check]:
@@ -69,7 +107,7 @@ def database_checks(plan: Plan, floor: int, writer_problems: Iterable[str] = ())
         _covers_check(floor),
         _approved_check(plan, floor),
         Check(
-            "the writer mapped every reference the plan resolved",
+            WRITER_CHECK,
             not problems,
             "; ".join(problems[:5]),
         ),
@@ -101,7 +139,7 @@ def _brands_check(plan: Plan, floor: int) -> Check:
         .count()
     )
     return Check(
-        "brands: every legacy brand of this run maps to a catalog brand (database)",
+        BRANDS_CHECK,
         found == expected,
         "" if found == expected else f"{found} mapped, {expected} expected",
     )
@@ -161,10 +199,8 @@ def _conservation_check(plan: Plan, floor: int, images: bool) -> Check:
                     f"{table} {status}: {tally.legacy} legacy rows != {tally.earlier} earlier"
                     f" + {imported} imported + {superseded} superseded + {tally.skipped} skipped"
                 )
-    what = "images" if images else "records"
     return Check(
-        f"{what}: legacy rows = earlier runs + imported + superseded + skipped, "
-        "per kind and status (database)",
+        CONSERVATION_CHECK.format(what="images" if images else "records"),
         not failures,
         "; ".join(failures[:5]),
     )
@@ -201,7 +237,7 @@ def _references_check(floor: int) -> Check:
                 f" or deleted: {_examples(bad)}"
             )
     return Check(
-        "no dangling parent or dup_of, no detail of a detail (database)",
+        REFERENCES_CHECK,
         not failures,
         "; ".join(failures),
     )
@@ -238,32 +274,65 @@ def _covers_check(floor: int) -> Check:
                 f" {_examples(miscounted)}"
             )
     return Check(
-        "covers are live images of their album; image_count = live images (database)",
+        COVERS_CHECK,
         not failures,
         "; ".join(failures),
     )
 
 
 def _approved_check(plan: Plan, floor: int) -> Check:
+    """Each approved draft maps to a live published record of its own entity key.
+
+    The draft's key is the plan's (key values in normal form), with its brand as the id map
+    says this run or an earlier one mapped it; the record's key is read back in the same form.
+    """
     failures = []
-    approved: dict[str, list[int]] = {}
-    for (table, legacy_id), rp in plan.records.items():
-        if rp.approved and rp.outcome == SKIPPED:
-            approved.setdefault(table, []).append(legacy_id)
-    for table, legacy_ids in approved.items():
-        model = RECORDS[TABLE_BY_NAME[table].kind]
-        found = 0
-        for chunk in batched(legacy_ids, 500):
-            found += (
+    brand_ids: dict[int, int | None] = {}
+    for kind in KINDS:
+        table = tables_of(kind)[1].name
+        drafts = {
+            legacy_id: rp
+            for (name, legacy_id), rp in plan.records.items()
+            if name == table and rp.approved and rp.outcome == SKIPPED
+        }
+        if not drafts:
+            continue
+        if kind == RUNWAY:
+            brand_ids = dict(
+                LegacyIdMap.objects.filter(legacy_table=BRANDS).values_list("legacy_id", "new_id")
+            )
+        model = RECORDS[kind]
+        key_fields = ENTITY_KEY_FIELDS[kind]
+        wrong = []
+        for chunk in batched(sorted(drafts), 500):
+            mapped = dict(
                 _this_run([table], floor, outcomes=[SKIPPED])
                 .filter(legacy_id__in=chunk)
-                .filter(Exists(model.objects.filter(pk=OuterRef("new_id"))))
-                .count()
+                .values_list("legacy_id", "new_id")
             )
-        if found != len(legacy_ids):
-            failures.append(f"{table}: {len(legacy_ids) - found} approved drafts without a record")
+            live_published = (
+                model.objects.filter(pk__in=[pk for pk in mapped.values() if pk is not None])
+                .filter(status=Record.Status.PUBLISHED, deleted_at__isnull=True)
+                .values_list("pk", *key_fields)
+            )
+            keys = {pk: CATALOG_KEY[kind](*key) for pk, *key in live_published}
+            for legacy_id in chunk:
+                row = drafts[legacy_id].row
+                if kind == RUNWAY:
+                    wanted = (brand_ids.get(row.brand_id), row.season_code, row.collection_type)
+                else:
+                    wanted = drafts[legacy_id].key
+                new_id = mapped.get(legacy_id)
+                if new_id is None or keys.get(new_id) != wanted:
+                    wrong.append(legacy_id)
+        if wrong:
+            shown = ", ".join(f"#{legacy_id}" for legacy_id in wrong[:5])
+            failures.append(
+                f"{table}: {len(wrong)} approved drafts not mapped to a live published record"
+                f" of their entity key ({shown})"
+            )
     return Check(
-        "every approved draft maps to its published counterpart (database)",
+        APPROVED_CHECK,
         not failures,
         "; ".join(failures),
     )

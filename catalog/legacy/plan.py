@@ -8,6 +8,8 @@ status, and the lists an operator reads. The dry run prints it; the writer appli
 the same `decide_images` on the same album so the two cannot disagree.
 
 Rules (SPEC.md "Legacy migration"):
+- brands by slug, compared lower-cased (catalog.keys.normalize_brand_slug, the form ingest looks
+  brands up in) and stored so when new; legacy slugs that differ only in case stop the run;
 - key and source values are put in the catalog's normal form first (catalog.keys, the same
   functions ingest and the editors' form use): season_code "fw24" -> "FW24", collection_type
   "Ready to Wear" -> "ready-to-wear", city whitespace folded, source "Vogue" -> "vogue",
@@ -22,9 +24,12 @@ Rules (SPEC.md "Legacy migration"):
 - a row whose non-empty (source, source_url) is already taken (by an earlier row of this run, or
   by any catalog row, deleted ones included) is skipped with its images;
 - a live row whose entity key a live row already holds is imported soft-deleted, keeping its
-  status and its images, and listed as superseded;
-- approved drafts are never inserted: each needs a published counterpart by entity key (a legacy
-  published row, else a live published catalog record), or the run stops;
+  status and its images, and listed as superseded; except a legacy published row held by a
+  catalog record that is not published (a crawl pending review, or rejected): superseding it
+  would take the show off the public site, so the run stops and lists it;
+- approved drafts are never inserted: each needs a published counterpart by entity key, the
+  live published record that holds the key after this run (a legacy published row imported
+  now, or a published catalog record), or the run stops;
 - images follow their record; a detail keeps its parent only if the parent is a main image of the
   same album that is imported with it (and live, if the detail is live): otherwise it becomes a
   main image; a dup_of that points at no imported image clears;
@@ -45,6 +50,7 @@ from typing import Protocol
 from catalog.keys import (
     KeyValueError,
     fold_title,
+    normalize_brand_slug,
     normalize_city,
     normalize_collection_type,
     normalize_season_code,
@@ -57,6 +63,7 @@ from catalog.legacy.rows import (
     DRAFT_STATUSES,
     KINDS,
     ORPHAN,
+    PENDING,
     PUBLISHED,
     RUNWAY,
     STREET,
@@ -90,6 +97,7 @@ PROGRESS_EVERY = 10_000
 # import normalises: a normal form can be longer than the legacy value (NFKD turns a ligature
 # into two letters), and a value too long for its column cannot be stored.
 MAX_LENGTH = {
+    "slug": 128,
     "season_code": 16,
     "collection_type": 32,
     "city": 64,
@@ -128,9 +136,13 @@ class CatalogRef:
     kind: str
     id: int
     status: str = ""
+    deleted: bool = False
 
     def __str__(self) -> str:
-        return f"existing {self.kind} #{self.id}"
+        # The status tells the operator what the holder is: a published show, or a crawl
+        # still waiting for review (or rejected) that would otherwise look like the show.
+        state = ", ".join(filter(None, [self.status, "deleted" if self.deleted else ""]))
+        return f"existing {self.kind} #{self.id}" + (f" ({state})" if state else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,14 +296,22 @@ class Plan:
     superseded: list[Entry] = field(default_factory=list)
     skipped: list[Entry] = field(default_factory=list)
     downgraded: list[Entry] = field(default_factory=list)
+    # Legacy main images that carry a parent_image_id anyway (imported as main images).
+    parent_ignored: list[Entry] = field(default_factory=list)
     dup_cleared: list[Entry] = field(default_factory=list)
     cover_fallbacks: list[Entry] = field(default_factory=list)
     approved_matched: list[Entry] = field(default_factory=list)
     unmatched_approved: list[Entry] = field(default_factory=list)
     invalid: list[Entry] = field(default_factory=list)
+    # Legacy brands whose slug does not fit: two spellings of one slug, or too long.
+    brand_conflicts: list[Entry] = field(default_factory=list)
+    # Live legacy published rows whose entity key a catalog record that is not published holds.
+    held_by_unpublished: list[Entry] = field(default_factory=list)
     # Counters for the summary lines.
     covers: Counter = field(default_factory=Counter)
     remaps: Counter = field(default_factory=Counter)
+    # Images skipped with their skipped record: counted, not listed one by one.
+    images_of_skipped_records: int = 0
     # field -> inserted rows whose value was put in its normal form.
     normalised: Counter = field(default_factory=Counter)
     # Planner self-checks that failed (should stay empty; the property tests hammer this).
@@ -461,28 +481,69 @@ def _plan_brands(
     plan: Plan, brands: Iterable[LegacyBrand], catalog: CatalogState
 ) -> tuple[dict[int, BrandKey], dict[BrandKey, str]]:
     earlier = catalog.earlier_in(BRANDS)
+    # Slugs compare in the form ingest looks brands up in (lower case), on both sides. Among
+    # catalog brands of one folded slug (the catalog's unique index is case-sensitive), the one
+    # stored in that form is the brand ingest finds; otherwise the oldest.
+    in_catalog: dict[str, int] = {}
+    for slug, pk in sorted(
+        catalog.brands_by_slug.items(),
+        key=lambda item: (normalize_brand_slug(item[0]) != item[0], item[1]),
+    ):
+        in_catalog.setdefault(normalize_brand_slug(slug), pk)
+    rows = list(brands)
+    # Folded slug -> its legacy spellings and their brands. One spelling twice is one brand
+    # (a live row and its deleted copy); two spellings the old archive told apart would be
+    # merged into one catalog brand, which only the operator can decide.
+    spellings: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        spellings[normalize_brand_slug(row.slug)][row.slug].append(row.id)
     keys: dict[int, BrandKey] = {}
     slugs: dict[BrandKey, str] = {}
     created: set[str] = set()
     # Live brands first, so a deleted duplicate slug never names the brand this run creates.
-    for row in sorted(brands, key=lambda b: (b.deleted, b.id)):
+    for row in sorted(rows, key=lambda b: (b.deleted, b.id)):
+        given, slug = row.slug, normalize_brand_slug(row.slug)
         remembered = earlier.get(row.id)
         if row.id in earlier and remembered is not None:
             outcome, key = EARLIER, remembered
         elif row.id in earlier:
-            outcome, key = EARLIER, catalog.brands_by_slug.get(row.slug, ("new", row.slug))
-        elif row.slug in catalog.brands_by_slug:
-            outcome, key = MATCHED, catalog.brands_by_slug[row.slug]
-        elif row.slug in created:
-            outcome, key = MATCHED, ("new", row.slug)
+            outcome, key = EARLIER, in_catalog.get(slug, ("new", slug))
+        elif slug in in_catalog:
+            outcome, key = MATCHED, in_catalog[slug]
+        elif slug in created:
+            outcome, key = MATCHED, ("new", slug)
         else:
-            outcome, key = CREATED, ("new", row.slug)
-            created.add(row.slug)
-        plan.brands.append(BrandPlan(row, outcome, key))
+            outcome, key = CREATED, ("new", slug)
+            created.add(slug)
+        if outcome != EARLIER and (reasons := _brand_conflicts(given, slug, spellings[slug])):
+            # Planned as usual so the tallies add up; the run stops on it.
+            plan.brand_conflicts.append(Entry(BRANDS, row.id, "", f"brand {given!r}", reasons))
+        if outcome == CREATED and slug != given:
+            plan.normalised["slug"] += 1
+        plan.brands.append(BrandPlan(replace(row, slug=slug), outcome, key))
         plan.brand_tally[outcome] += 1
         keys[row.id] = key
-        slugs.setdefault(key, row.slug)
+        slugs.setdefault(key, slug)
+    plan.brand_conflicts.sort(key=lambda e: e.id)
     return keys, slugs
+
+
+def _brand_conflicts(given: str, slug: str, spellings: Mapping[str, list[int]]) -> str:
+    reasons = []
+    if len(spellings) > 1:
+        shown = ", ".join(
+            f"#{brand_id} {spelling!r}"
+            for brand_id, spelling in sorted(
+                (brand_id, spelling) for spelling, ids in spellings.items() for brand_id in ids
+            )
+        )
+        reasons.append(
+            f"the slugs of brands {shown} are one slug once lower-cased ({slug!r}): rename"
+            " all but one in the legacy copy, or merge them there"
+        )
+    if len(slug) > MAX_LENGTH["slug"]:
+        reasons.append(f"slug is longer than {MAX_LENGTH['slug']} characters once lower-cased")
+    return "; ".join(reasons)
 
 
 def _invalid(row: LegacyRecord, brand_keys: Mapping[int, BrandKey]) -> list[str]:
@@ -545,13 +606,6 @@ def _plan_records(
             return rp, False
         return rp, True
 
-    # The published counterpart of an approved draft: a legacy published row with its key
-    # (a live one first), else a live published catalog record.
-    counterparts: dict[tuple, Ref] = {}
-    for row in sorted(published, key=lambda r: (r.deleted, r.id)):
-        if (key := key_of(row)) is not None:
-            counterparts.setdefault(key, LegacyRef(row.table.name, row.id))
-
     order = sorted(
         (r for r in published + drafts if r.status != APPROVED),
         key=lambda r: (r.deleted, r.table.drafts, r.created_at if r.table.drafts else 0, r.id),
@@ -562,11 +616,22 @@ def _plan_records(
             plan.tally(row.table.name, row.status).add(rp.outcome)
             continue
         source_key = (row.source, row.source_url) if row.source_url else None
+        key_holder = None if row.deleted else live_keys.get(rp.key)
         if source_key is not None and source_key in source_keys:
             rp.outcome, rp.holder = SKIPPED, source_keys[source_key]
             plan.skipped.append(entry(rp, f"source key {source_key} is held by {rp.holder}"))
-        elif not row.deleted and rp.key in live_keys:
-            rp.outcome, rp.holder, rp.deleted = SUPERSEDED, live_keys[rp.key], True
+        elif (
+            row.status == PUBLISHED
+            and isinstance(key_holder, CatalogRef)
+            and key_holder.status != PUBLISHED
+        ):
+            # Superseding the row would take a published show off the site behind a crawl
+            # nobody approved; which copy is the show is the operator's call. (A legacy holder
+            # is always an earlier published row: published rows are placed before drafts.)
+            # Counted as skipped so the tallies still add up; the run stops on it.
+            plan.held_by_unpublished.append(entry(rp, _held_by_unpublished(key_holder)))
+        elif key_holder is not None:
+            rp.outcome, rp.holder, rp.deleted = SUPERSEDED, key_holder, True
             plan.superseded.append(entry(rp, f"entity key is held by {rp.holder}"))
         else:
             rp.outcome, rp.deleted = IMPORTED, row.deleted
@@ -581,22 +646,48 @@ def _plan_records(
             plan.expected[(row.table.name, rp.outcome, status, rp.deleted)] += 1
         plan.tally(row.table.name, row.status).add(rp.outcome)
 
+    # An approved draft's published counterpart is the record that holds its entity key once
+    # every other row is placed, if that record is live and published: a legacy published row
+    # this run imports, or a published catalog record (crawled, or imported by an earlier
+    # run). Not any legacy published row of the key: a skipped, deleted or superseded one is
+    # not the show on the site, and the record standing for it may be another show.
     for row in sorted(
         (r for r in drafts if r.status == APPROVED), key=lambda r: (r.created_at, r.id)
     ):
         rp, undecided = decide(row)
         rp.approved = True
         if undecided:
-            holder: Ref | None = counterparts.get(rp.key)
+            holder = live_keys.get(rp.key)
             if holder is None:
-                live = catalog.live_keys[kind].get(rp.key)
-                holder = live if live is not None and live.status == PUBLISHED else None
-            if holder is None:
-                plan.unmatched_approved.append(entry(rp, "no published row with its entity key"))
+                plan.unmatched_approved.append(
+                    entry(rp, "no live published record with its entity key")
+                )
+            elif (status := _status_of(plan, holder)) != PUBLISHED:
+                reason = f"its entity key is held by {holder}"
+                if isinstance(holder, LegacyRef):
+                    reason += f" ({status})"
+                plan.unmatched_approved.append(entry(rp, f"{reason}, which is not published"))
             else:
                 rp.holder = holder
                 plan.approved_matched.append(entry(rp, f"promoted as {holder}"))
         plan.tally(row.table.name, row.status).add(rp.outcome)
+
+
+def _status_of(plan: Plan, ref: Ref) -> str:
+    if isinstance(ref, CatalogRef):
+        return ref.status
+    return plan.records[(ref.table, ref.id)].row.status
+
+
+def _held_by_unpublished(holder: CatalogRef) -> str:
+    # Approving works from pending only (review.services); deleting is not offered in the
+    # admin, hence README's one-liner.
+    todo = (
+        "approve that record if it is the better copy, else reject it and soft-delete it"
+        if holder.status == PENDING
+        else "soft-delete that record"
+    )
+    return f"entity key is held by {holder}, which is not published: {todo}, then run again"
 
 
 def decide_images(
@@ -704,6 +795,8 @@ def _plan_images(
                 not_inserted.add(image.id)
                 if d.outcome == SKIPPED and d.note:
                     plan.skipped.append(Entry(image_table, image.id, d.status, "image", d.note))
+                elif d.outcome == SKIPPED:
+                    plan.images_of_skipped_records += 1
                 continue
             inserted.add(image.id)
             record_status = record.row.status if record else ORPHAN
@@ -719,7 +812,8 @@ def _plan_images(
                 plan.remaps["parents"] += 1
             elif d.note:
                 subject = f"image of {table.name} #{record_id}"
-                plan.downgraded.append(Entry(image_table, image.id, d.status, subject, d.note))
+                listed = plan.downgraded if image.is_detail else plan.parent_ignored
+                listed.append(Entry(image_table, image.id, d.status, subject, d.note))
         _self_check_parents(plan, image_table, decisions)
         if record is not None and record.outcome in INSERTED:
             albums.add(record_id)
@@ -832,6 +926,16 @@ def plan_checks(plan: Plan) -> list[Check]:
             _first(plan.invalid),
         ),
         Check(
+            "brand slugs fit the catalog once lower-cased",
+            not plan.brand_conflicts,
+            _first(plan.brand_conflicts),
+        ),
+        Check(
+            "no legacy published row is held back by an unpublished catalog record",
+            not plan.held_by_unpublished,
+            _first(plan.held_by_unpublished),
+        ),
+        Check(
             "no dangling parent or dup_of, no detail of a detail (in the plan)",
             not plan.problems,
             "; ".join(plan.problems[:5]),
@@ -851,8 +955,40 @@ def iter_entries(plan: Plan) -> Iterator[tuple[str, list[Entry]]]:
     """The report's lists, in the order an operator reads them."""
     yield "unmatched approved drafts (the run stops)", plan.unmatched_approved
     yield "rows that do not fit the catalog (the run stops)", plan.invalid
+    yield "brand slugs that do not fit the catalog (the run stops)", plan.brand_conflicts
+    yield (
+        "published rows held back by an unpublished catalog record (the run stops)",
+        plan.held_by_unpublished,
+    )
     yield "superseded (imported soft-deleted)", plan.superseded
     yield "skipped", plan.skipped
+    yield "approved drafts matched to their published counterpart", plan.approved_matched
     yield "details imported as main images", plan.downgraded
+    yield "main images with a parent id (kept as main images, the id ignored)", plan.parent_ignored
     yield "dup_of cleared", plan.dup_cleared
     yield "covers not found by key", plan.cover_fallbacks
+
+
+def skipped_breakdown(plan: Plan, *, images: bool) -> list[tuple[str, int]]:
+    """The report's skipped column, record or image tables, as the lists that account for it.
+
+    Every skipped row is in exactly one of them, so the numbers add up to the column; images
+    skipped with their record are counted, not listed (their record is).
+    """
+
+    def listed(entries: list[Entry]) -> int:
+        tables = TABLE_BY_IMAGE_TABLE if images else TABLE_BY_NAME
+        return sum(1 for e in entries if e.table in tables)
+
+    if images:
+        return [
+            ("listed as skipped", listed(plan.skipped)),
+            ("images of skipped records", plan.images_of_skipped_records),
+        ]
+    return [
+        ("listed as skipped", listed(plan.skipped)),
+        ("approved drafts matched", len(plan.approved_matched)),
+        ("unmatched approved drafts", len(plan.unmatched_approved)),
+        ("rows that do not fit", listed(plan.invalid)),
+        ("published rows held back", len(plan.held_by_unpublished)),
+    ]

@@ -13,6 +13,7 @@ from catalog.legacy.plan import (
     Plan,
     Tally,
     iter_entries,
+    skipped_breakdown,
 )
 from catalog.legacy.rows import KINDS, ORPHAN, STATUSES, TABLES
 
@@ -71,6 +72,14 @@ def _entries(title: str, entries: list[Entry], limit: int) -> list[str]:
     return lines
 
 
+def _skipped_line(what: str, plan: Plan, *, images: bool) -> str:
+    """The skipped column's total as the sum of the lists below (the terms that are not 0)."""
+    parts = skipped_breakdown(plan, images=images)
+    total = sum(n for _, n in parts)
+    terms = " + ".join(f"{n:,} {name}" for name, n in parts if n) or "0"
+    return f"  skipped {what}: {total:,} = {terms}"
+
+
 def render_report(
     plan: Plan | None,
     *,
@@ -78,6 +87,7 @@ def render_report(
     dry_run: bool,
     written: bool,
     error: str = "",
+    not_run: Iterable[str] = (),
     list_limit: int = 50,
 ) -> str:
     lines: list[str] = []
@@ -96,21 +106,21 @@ def render_report(
     lines += _table("records", tally_rows(plan, images=False), label)
     lines.append("  (approved drafts are never inserted: they count as skipped, each standing")
     lines.append("   for its published counterpart)")
+    lines.append(_skipped_line("records", plan, images=False))
     lines.append("")
     lines += _table("images", tally_rows(plan, images=True), label)
+    lines.append(_skipped_line("images", plan, images=True))
     lines.append("")
     lines.append(
         f"image references: {plan.remaps['parents']:,} parents remapped,"
         f" {len(plan.downgraded):,} details imported as main images,"
+        f" {len(plan.parent_ignored):,} parent ids of main images ignored,"
         f" {plan.remaps['dup_of']:,} dup_of remapped, {len(plan.dup_cleared):,} dup_of cleared"
     )
     covers = plan.covers
     lines.append(
         f"covers: {covers['by key']:,} by key, {covers['first main image']:,} first main image,"
         f" {covers['none']:,} none"
-    )
-    lines.append(
-        f"approved drafts matched to their published counterpart: {len(plan.approved_matched):,}"
     )
     normalised = ", ".join(f"{name} {n:,}" for name, n in sorted(plan.normalised.items()))
     lines.append(
@@ -119,10 +129,22 @@ def render_report(
     for list_title, entries in iter_entries(plan):
         lines.append("")
         lines += _entries(list_title, entries, list_limit)
-    lines += ["", "checks:"]
+    not_run = list(not_run)
+    if not not_run:
+        lines += ["", "checks:"]
+    else:
+        lines += ["", f"checks on the plan{' (a dry run makes these)' if dry_run else ''}:"]
     for check in checks:
         detail = f": {check.detail}" if check.detail and not check.ok else ""
         lines.append(f"  {'ok    ' if check.ok else 'FAILED'}  {check.name}{detail}")
+    if not_run:
+        lines.append(
+            "not run by a dry run (they read the written rows: the real run makes them inside"
+            " its transaction, before it commits):"
+            if dry_run
+            else "not run (they read the written rows, and the run stopped before writing):"
+        )
+        lines += [f"  -       {name}" for name in not_run]
     lines.append("")
     failed = [c for c in checks if not c.ok]
     if error:
@@ -132,14 +154,23 @@ def render_report(
     elif plan.new_rows == 0:
         lines.append(NOTHING_TO_IMPORT + ".")
     elif dry_run:
-        lines.append("dry run: nothing written. Run again without --dry-run to import.")
+        lines.append(
+            "dry run: nothing written; the plan checks passed."
+            " Run again without --dry-run to import."
+        )
     elif written:
         lines.append(f"done: {plan.new_rows:,} legacy rows accounted for, committed.")
     return "\n".join(lines)
 
 
 def report_dict(
-    plan: Plan | None, *, checks: Iterable[Check], dry_run: bool, written: bool, error: str = ""
+    plan: Plan | None,
+    *,
+    checks: Iterable[Check],
+    dry_run: bool,
+    written: bool,
+    error: str = "",
+    not_run: Iterable[str] = (),
 ) -> dict[str, object]:
     """The whole report as JSON-ready data, with the lists in full (for --report-file)."""
     checks = list(checks)
@@ -148,6 +179,7 @@ def report_dict(
         "written": written,
         "error": error,
         "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks],
+        "checks_not_run": list(not_run),
     }
     if plan is None:
         return data
@@ -178,9 +210,12 @@ def report_dict(
             "lists": {
                 "unmatched_approved": [e.as_dict() for e in plan.unmatched_approved],
                 "invalid": [e.as_dict() for e in plan.invalid],
+                "brand_conflicts": [e.as_dict() for e in plan.brand_conflicts],
+                "held_by_unpublished": [e.as_dict() for e in plan.held_by_unpublished],
                 "superseded": [e.as_dict() for e in plan.superseded],
                 "skipped": [e.as_dict() for e in plan.skipped],
                 "downgraded": [e.as_dict() for e in plan.downgraded],
+                "parent_ignored": [e.as_dict() for e in plan.parent_ignored],
                 "dup_of_cleared": [e.as_dict() for e in plan.dup_cleared],
                 "cover_fallbacks": [e.as_dict() for e in plan.cover_fallbacks],
                 "approved_matched": [e.as_dict() for e in plan.approved_matched],

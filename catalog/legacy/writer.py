@@ -31,7 +31,6 @@ from catalog.legacy.plan import (
     EARLIER,
     INSERTED,
     MATCHED,
-    SKIPPED,
     BrandKey,
     CatalogRef,
     CatalogState,
@@ -99,7 +98,7 @@ def read_catalog_state() -> CatalogState:
     entity_key = {RUNWAY: catalog_runway_key, STREET: catalog_street_key}
     for kind, rows in ((RUNWAY, runways), (STREET, streets)):
         for pk, status, source, source_url, deleted_at, *key in rows.iterator(chunk_size=5_000):
-            ref = CatalogRef(kind, pk, status)
+            ref = CatalogRef(kind, pk, status, deleted=deleted_at is not None)
             if deleted_at is None:
                 state.live_keys[kind][entity_key[kind](*key)] = ref
             if source_url:
@@ -182,7 +181,11 @@ class CopyInserter:
         if unknown := set(rows[0]) - {attname for attname, _, _ in columns}:
             raise ValueError(f"{model.__name__} has no column for {sorted(unknown)}")
         names = [c for _, c, _ in columns]
-        with connection.cursor() as cursor:
+        # `cursor.cursor` is psycopg's own cursor, outside Django's error translation: without
+        # wrap_database_errors a unique violation would surface as a psycopg error, which the
+        # command takes for a failure to read the legacy database (exit 2, no report), where
+        # bulk_create raises Django's IntegrityError (the import refused, exit 1).
+        with connection.cursor() as cursor, connection.wrap_database_errors:
             new_ids: list[int] = []
             if ids:
                 cursor.execute(
@@ -207,7 +210,7 @@ class CopyInserter:
             "UPDATE {table} SET {column} = v.value FROM unnest(%s::bigint[], %s::bigint[])"
             " AS v(id, value) WHERE {table}.id = v.id"
         ).format(table=sql.Identifier(model._meta.db_table), column=sql.Identifier(field.column))
-        with connection.cursor() as cursor:
+        with connection.cursor() as cursor, connection.wrap_database_errors:
             for chunk in batched(pairs, ID_MAP_BATCH):
                 cursor.cursor.execute(query, [[pk for pk, _ in chunk], [v for _, v in chunk]])
 
@@ -363,22 +366,19 @@ class _Writer:
                 new_id = self._stand_in(rp.holder)
             self._map(table, legacy_id, new_id, rp.outcome, job_id=rp.row.job_id or None)
 
-    def _stand_in(self, ref: Ref | None, depth: int = 0) -> int | None:
-        """The catalog record that stands for a skipped row (its holder), if any."""
-        if ref is None or depth > 3:
+    def _stand_in(self, ref: Ref | None) -> int | None:
+        """The catalog record that stands for a skipped row, if any: the holder of its source
+        key, or an approved draft's published counterpart. The planner only names records
+        that exist already or that this run inserts (never another skipped row: following
+        such a chain once mapped an approved draft to a different show)."""
+        if ref is None:
             return None
         if isinstance(ref, CatalogRef):
             return ref.id
-        key = (ref.table, ref.id)
-        if key in self.record_ids:
-            return self.record_ids[key]
-        earlier = self.catalog.earlier_in(ref.table)
-        if ref.id in earlier:
-            return earlier[ref.id]
-        holder = self.plan.records.get(key)
-        if holder is not None and holder.outcome == SKIPPED:
-            return self._stand_in(holder.holder, depth + 1)
-        return None
+        new_id = self.record_ids.get((ref.table, ref.id))
+        if new_id is None:
+            self.problems.append(f"{ref} stands for a skipped row but was not inserted")
+        return new_id
 
     # --- images ---------------------------------------------------------------------------
 

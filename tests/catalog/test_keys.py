@@ -16,6 +16,7 @@ from catalog.keys import (
     KeyValueError,
     fold_title,
     fold_whitespace,
+    normalize_brand_slug,
     normalize_city,
     normalize_collection_type,
     normalize_season_code,
@@ -23,9 +24,15 @@ from catalog.keys import (
     normalize_source_url,
 )
 from catalog.legacy.plan import MAX_LENGTH
-from catalog.models import Runway, StreetSnap
+from catalog.models import Brand, Runway, StreetSnap
 
-ALWAYS = [fold_whitespace, normalize_city, normalize_source, normalize_source_url]
+ALWAYS = [
+    fold_whitespace,
+    normalize_brand_slug,
+    normalize_city,
+    normalize_source,
+    normalize_source_url,
+]
 MAY_REFUSE = [normalize_season_code, normalize_collection_type]
 
 # Whitespace as it turns up in pasted text: tabs, line breaks, no-break and thin spaces.
@@ -181,6 +188,16 @@ def test_a_city_keeps_its_case():
     assert normalize_city("paris") != normalize_city("Paris")
 
 
+@pytest.mark.parametrize(
+    ("typed", "normal"),
+    [("ACME", "acme"), (" Maison  X ", "maison x"), ("A.P.C.", "a.p.c."), ("Café", "café")],
+)
+def test_a_brand_slug_is_lower_cased_as_ingest_looks_it_up(typed, normal):
+    # Nothing else is rewritten: dots, accents and spaces are kept (brand_resolve also tries
+    # the slugified name, so "A.P.C." still finds a brand stored as "apc").
+    assert normalize_brand_slug(typed) == normal
+
+
 def test_a_source_url_is_only_stripped():
     assert normalize_source_url("  https://Example.com/Show/A \n") == "https://Example.com/Show/A"
 
@@ -221,6 +238,6 @@ def test_keys_imports_only_the_standard_library():
 
 @pytest.mark.parametrize("name", sorted(MAX_LENGTH))
 def test_the_legacy_import_knows_the_catalog_column_lengths(name):
-    model = Runway if name in {"season_code", "collection_type"} else StreetSnap
+    model = {"season_code": Runway, "collection_type": Runway, "slug": Brand}.get(name, StreetSnap)
 
     assert MAX_LENGTH[name] == model._meta.get_field(name).max_length

@@ -23,7 +23,8 @@ EXIT_USAGE = 2
 class Command(BaseCommand):
     help = (
         "Import the legacy archive's published and draft tables into the catalog. Reads the "
-        "legacy database only. --dry-run prints the full plan and its checks and writes nothing."
+        "legacy database only. --dry-run prints the full plan and the checks on the plan, and "
+        "writes nothing (the checks on the written rows run in the real run, before it commits)."
     )
 
     def add_arguments(self, parser):
@@ -33,7 +34,9 @@ class Command(BaseCommand):
             help="postgres://user@host/db of the legacy archive (default: $LEGACY_DATABASE_URL)",
         )
         parser.add_argument(
-            "--dry-run", action="store_true", help="plan and check only; write nothing"
+            "--dry-run",
+            action="store_true",
+            help="plan and run the checks on the plan only; write nothing",
         )
         parser.add_argument(
             "--report-file",
@@ -80,6 +83,7 @@ class Command(BaseCommand):
             "dry_run": result.dry_run,
             "written": result.written,
             "error": result.error,
+            "not_run": result.not_run,
         }
         self.stdout.write(render_report(result.plan, list_limit=list_limit, **report))
         if report_file is not None:

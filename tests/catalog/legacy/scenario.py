@@ -49,9 +49,11 @@ def build(legacy: LegacyDatabase) -> SimpleNamespace:
     """Returns the legacy ids (and the catalog rows) the tests talk about."""
     s = SimpleNamespace()
 
-    # The catalog before the import: a brand, a crawled runway and a crawled street album.
+    # The catalog before the import: a brand, a crawled runway an editor published, and a
+    # crawled street album waiting for review.
     s.gamma = BrandFactory(slug="gamma", name="Gamma", is_featured=False)
     s.crawled_runway = RunwayFactory(
+        published=True,
         brand=s.gamma,
         season_code="FW23",
         collection_type="ready-to-wear",
@@ -97,7 +99,7 @@ def build(legacy: LegacyDatabase) -> SimpleNamespace:
     )
     s.r2_a = legacy.image(RUNWAYS, s.r2, sort_order=5)
     s.r2_b = legacy.image(RUNWAYS, s.r2, sort_order=1)
-    # The crawled runway holds this key already: superseded, with its image.
+    # The crawled (published) runway holds this key already: superseded, with its image.
     s.r3 = legacy.runway(s.gamma_legacy, "FW23")
     s.r3_a = legacy.image(RUNWAYS, s.r3)
     # Shares R1's source_url: skipped, with its image.

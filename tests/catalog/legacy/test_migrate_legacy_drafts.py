@@ -10,11 +10,12 @@ import psycopg
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from catalog.keys import fold_title
-from catalog.legacy import writer
+from catalog.legacy import services, writer
+from catalog.legacy.checks import DATABASE_CHECKS
 from catalog.legacy.report import NOTHING_TO_IMPORT
 from catalog.legacy.rows import (
     PENDING,
@@ -37,7 +38,7 @@ from publicapi.models import PublicBrand, PublicRunway, PublicStreetSnap, Public
 from tests.catalog.legacy import scenario
 from tests.catalog.legacy.archive import ALL_TABLES, at
 from tests.catalog.legacy.support import catalog_counts, migrate
-from tests.factories import BrandFactory, RunwayFactory
+from tests.factories import BrandFactory, RunwayFactory, StreetSnapFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -109,6 +110,25 @@ class TestDryRun:
             ]
         assert f"brand_runway_drafts #{s.d2} (pending)  runway beta SS26" in out
         assert "skipped: 3" in out  # R4, the Paris draft, the orphan image
+        # The table's skipped column, reconciled with the lists on screen.
+        assert "  skipped records: 4 = 2 listed as skipped + 2 approved drafts matched" in out
+        assert "  skipped images: 4 = 1 listed as skipped + 3 images of skipped records" in out
+        assert "approved drafts matched to their published counterpart: 2" in out
+        assert (
+            f"brand_runway_drafts #{s.d1} (approved)  runway acme FW24 ready-to-wear:"
+            f" promoted as legacy brand_runways #{s.r1}" in out
+        )
+        # Which checks ran, and which only the real run makes (they read the written rows).
+        checks = out[out.index("\nchecks") :]
+        assert "checks on the plan (a dry run makes these):" in checks
+        assert "  ok      every approved draft has a published counterpart" in checks
+        assert (
+            "not run by a dry run (they read the written rows: the real run makes them inside"
+            " its transaction, before it commits):" in checks
+        )
+        for name in DATABASE_CHECKS:
+            assert f"  -       {name}" in checks
+        assert "dry run: nothing written; the plan checks passed." in out
         assert "details imported as main images: 3" in out
         assert "dup_of cleared: 2" in out
         assert "plan: images" in err  # progress
@@ -119,7 +139,7 @@ class TestDryRun:
         _, real, _ = migrate(legacy.conninfo)
 
         def lists(output: str) -> str:
-            return output[output.index("image references") : output.index("checks:")]
+            return output[output.index("image references") : output.index("\nchecks")]
 
         assert lists(dry) == lists(real)
 
@@ -142,6 +162,9 @@ class TestRealRun:
         assert after["street_snap_images"] == 8 + 1
         assert "FAILED" not in s.out
         assert "done: " in s.out
+        for name in DATABASE_CHECKS:
+            assert f"  ok      {name}" in s.out
+        assert "not run" not in s.out
 
     def test_brands_are_matched_by_slug_and_keep_their_featured_flag(self, imported):
         s = imported
@@ -283,6 +306,7 @@ class TestRealRun:
     def test_the_public_api_shows_exactly_the_published_live_rows(self, imported):
         s = imported
         assert set(PublicRunway.objects.values_list("id", flat=True)) == {
+            s.crawled_runway.pk,  # published before the import, and kept
             new_id(RUNWAYS.name, s.r1),
             new_id(RUNWAYS.name, s.r5),
         }
@@ -290,7 +314,7 @@ class TestRealRun:
             new_id(STREETS.name, s.s1),
             new_id(STREETS.name, s.s3),
         }
-        assert set(PublicBrand.objects.values_list("slug", flat=True)) == {"acme", "beta"}
+        assert set(PublicBrand.objects.values_list("slug", flat=True)) == {"acme", "beta", "gamma"}
         details = PublicStreetSnapImage.objects.filter(is_detail=True)
         assert set(details.values_list("id", flat=True)) == {
             new_id(STREETS.image_table, s.s1_d1),
@@ -334,7 +358,7 @@ class TestNormalForms:
     def test_spellings_are_stored_normalised_and_collide_with_the_catalog(self, legacy, inserter):
         acme_id = BrandFactory(slug="acme", name="Acme").pk
         crawled = RunwayFactory(
-            brand_id=acme_id, season_code="FW24", collection_type="ready-to-wear"
+            brand_id=acme_id, season_code="FW24", collection_type="ready-to-wear", published=True
         )
         deleted = RunwayFactory(
             source="vogue", source_url="https://example.com/gone", deleted_at=timezone.now()
@@ -351,7 +375,7 @@ class TestNormalForms:
 
         assert code == 0, out + err
         assert mapped(RUNWAYS.name, shadow).outcome == "superseded"
-        assert f"entity key is held by existing runway #{crawled.pk}" in out
+        assert f"entity key is held by existing runway #{crawled.pk} (published)" in out
         assert (mapped(RUNWAYS.name, gone).outcome, new_id(RUNWAYS.name, gone)) == (
             "skipped",
             deleted.pk,
@@ -395,6 +419,7 @@ class TestFailures:
         assert "unmatched approved drafts (the run stops): 1" in out
         assert f"street_snap_drafts #{lost} (approved)" in out
         assert "every approved draft has a published counterpart" in err
+        assert "not run (they read the written rows, and the run stopped before writing):" in out
 
     def test_a_failed_database_check_rolls_everything_back(self, legacy, monkeypatch):
         scenario.build(legacy)
@@ -414,6 +439,82 @@ class TestFailures:
         assert code == 1
         assert catalog_counts() == before
         assert "FAILED  covers are live images of their album; image_count" in out
+
+    def test_a_refused_write_is_reported_the_same_way_by_copy_and_bulk_create(
+        self, legacy, inserter, monkeypatch
+    ):
+        # A unique violation the plan did not foresee (here: the plan is made blind to the
+        # catalog's source keys). COPY goes through psycopg's own cursor, bulk_create through
+        # Django's: both must end as "the catalog database refused the import", exit 1.
+        StreetSnapFactory(source="vogue", source_url="https://example.com/taken")
+        legacy.street(
+            "Oslo", 2024, 8, "Look", source="vogue", source_url="https://example.com/taken"
+        )
+        read_catalog_state = services.read_catalog_state
+
+        def blind_to_source_keys():
+            state = read_catalog_state()
+            state.source_keys = {kind: {} for kind in state.source_keys}
+            return state
+
+        monkeypatch.setattr(services, "read_catalog_state", blind_to_source_keys)
+        before = catalog_counts()
+
+        code, out, err = migrate(legacy.conninfo)
+
+        assert code == 1, out + err
+        assert catalog_counts() == before
+        assert "FAILED: the catalog database refused the import, nothing written" in out
+        assert "street_source_key" in out
+        assert "reading the legacy database failed" not in err
+
+    def test_copy_updates_raise_django_errors_too(self):
+        snap = StreetSnapFactory()
+
+        with pytest.raises(IntegrityError, match="street_month_range"), transaction.atomic():
+            writer.CopyInserter().set_column(StreetSnap, "month", [(snap.pk, 13)])
+
+    def test_a_published_show_held_by_an_unpublished_catalog_record_stops_the_run(self, legacy):
+        # A crawl of the show arrived before the import and is still pending (or was
+        # rejected): importing the legacy published row superseded would take the show off the
+        # public site. The operator decides which copy is the show, then runs again.
+        acme = BrandFactory(slug="acme")
+        pending = RunwayFactory(brand=acme, season_code="FW24", collection_type="ready-to-wear")
+        rejected = StreetSnapFactory(
+            city="Oslo", year=2024, month=8, title="Look", status="rejected"
+        )
+        legacy_acme = legacy.brand("acme")
+        runway = legacy.runway(legacy_acme, "FW24")
+        street = legacy.street("Oslo", 2024, 8, " Look ")
+        draft = legacy.runway_draft(legacy_acme, "FW24", PENDING)
+        before = catalog_counts()
+
+        dry_code, dry, _ = migrate(legacy.conninfo, "--dry-run")
+        code, out, err = migrate(legacy.conninfo)
+
+        for output in (dry, out):
+            assert "published rows held back by an unpublished catalog record" in output
+            assert (
+                f"brand_runways #{runway} (published)  runway acme FW24 ready-to-wear:"
+                f" entity key is held by existing runway #{pending.pk} (pending)" in output
+            )
+            assert (
+                f"street_snaps #{street} (published)  street Oslo 2024-08 'Look':"
+                f" entity key is held by existing street #{rejected.pk} (rejected)" in output
+            )
+            assert (
+                "FAILED  no legacy published row is held back by an unpublished catalog record:"
+                f" 2: brand_runways #{runway}, street_snaps #{street}" in output
+            )
+        # A draft of the show is superseded by the crawl, as before.
+        assert (
+            f"brand_runway_drafts #{draft} (pending)  runway acme FW24 ready-to-wear:"
+            f" entity key is held by existing runway #{pending.pk} (pending)" in dry
+        )
+        assert (dry_code, code) == (1, 1)
+        assert "dry run: nothing written" not in dry
+        assert "no legacy published row is held back" in err
+        assert catalog_counts() == before
 
     def test_a_row_the_catalog_cannot_hold_stops_the_run(self, legacy):
         acme = legacy.brand("acme")

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from catalog.keys import (
     fold_title,
+    normalize_brand_slug,
     normalize_city,
     normalize_collection_type,
     normalize_season_code,
@@ -32,6 +33,7 @@ from catalog.legacy.plan import (
     build_plan,
     choose_cover,
     decide_images,
+    skipped_breakdown,
 )
 from catalog.legacy.rows import (
     APPROVED,
@@ -45,6 +47,8 @@ from catalog.legacy.rows import (
     STREET,
     STREET_DRAFTS,
     STREETS,
+    TABLE_BY_IMAGE_TABLE,
+    TABLE_BY_NAME,
     TABLES,
     LegacyImage,
     LegacyRecord,
@@ -155,12 +159,58 @@ class TestRecordOrder:
 class TestCatalogAlreadyHolding:
     def test_a_live_catalog_record_supersedes_a_legacy_row_of_its_key(self):
         catalog = CatalogState(brands_by_slug={"acme": 7})
-        catalog.live_keys[RUNWAY][(7, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 70, PENDING)
+        catalog.live_keys[RUNWAY][(7, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 70, PUBLISHED)
 
-        plan = build_plan(archive(record(RUNWAYS, 1)), catalog)
+        plan = build_plan(archive(record(RUNWAYS, 1), record(RUNWAY_DRAFTS, 2, PENDING)), catalog)
 
-        assert outcome(plan, RUNWAYS, 1) == SUPERSEDED
-        assert plan.records[(RUNWAYS.name, 1)].holder == CatalogRef(RUNWAY, 70, PENDING)
+        assert outcome(plan, RUNWAYS, 1) == outcome(plan, RUNWAY_DRAFTS, 2) == SUPERSEDED
+        assert plan.records[(RUNWAYS.name, 1)].holder == CatalogRef(RUNWAY, 70, PUBLISHED)
+        assert [e.reason for e in plan.superseded] == [
+            "entity key is held by existing runway #70 (published)"
+        ] * 2
+        assert not plan.blocked
+
+    @pytest.mark.parametrize("status", [PENDING, REJECTED])
+    @pytest.mark.parametrize(
+        ("table", "key"),
+        [(RUNWAYS, (7, "FW24", "ready-to-wear")), (STREETS, ("Paris", 2024, 8, ""))],
+    )
+    def test_a_published_row_whose_key_an_unpublished_catalog_record_holds_stops_the_run(
+        self, table, key, status
+    ):
+        # Superseding it would import the published show soft-deleted: it would silently
+        # leave the public site, behind a crawl nobody approved.
+        catalog = CatalogState(brands_by_slug={"acme": 7})
+        catalog.live_keys[table.kind][key] = CatalogRef(table.kind, 70, status)
+        drafts = RUNWAY_DRAFTS if table is RUNWAYS else STREET_DRAFTS
+
+        plan = build_plan(
+            archive(
+                record(table, 1),
+                record(table, 2, deleted=True),
+                record(drafts, 3, PENDING),
+            ),
+            catalog,
+        )
+
+        [held] = plan.held_by_unpublished
+        assert (held.table, held.id, held.status) == (table.name, 1, PUBLISHED)
+        assert f"existing {table.kind} #70 ({status})" in held.reason
+        assert (outcome(plan, table, 1), plan.records[(table.name, 1)].holder) == (SKIPPED, None)
+        # A soft-deleted published row holds no key, and drafts are superseded as before.
+        assert outcome(plan, table, 2) == IMPORTED
+        assert outcome(plan, drafts, 3) == SUPERSEDED
+        assert plan.blocked
+        [check] = [c for c in plan.checks if not c.ok]
+        assert check.name == "no legacy published row is held back by an unpublished catalog record"
+        assert check.detail == f"1: {table.name} #1"
+        assert all(t.balanced for t in plan.tallies.values())
+
+    def test_a_catalog_record_is_named_with_its_status(self):
+        assert str(CatalogRef(RUNWAY, 11, PENDING)) == "existing runway #11 (pending)"
+        assert str(CatalogRef(STREET, 5, PUBLISHED, deleted=True)) == (
+            "existing street #5 (published, deleted)"
+        )
 
     def test_a_catalog_source_key_skips_the_legacy_row_even_when_deleted(self):
         catalog = CatalogState()
@@ -182,12 +232,78 @@ class TestCatalogAlreadyHolding:
         assert (by_id[4].outcome, by_id[3].outcome) == (CREATED, MATCHED)
 
 
+class TestBrandSlugs:
+    """Ingest finds a brand by the lower-cased slug (catalog.selectors.brand_resolve): legacy
+    slugs match catalog brands in any case, and new brands are stored lower-cased."""
+
+    def test_a_legacy_slug_matches_a_catalog_brand_in_any_case(self):
+        legacy = archive(record(RUNWAYS, 1))
+        legacy.brand_rows = [brand(1, "ACME")]
+
+        plan = build_plan(legacy, CatalogState(brands_by_slug={"acme": 9}))
+
+        [bp] = plan.brands
+        assert (bp.outcome, bp.key) == (MATCHED, 9)
+        assert plan.records[(RUNWAYS.name, 1)].brand == 9
+
+    def test_a_new_brand_is_stored_with_its_slug_lower_cased(self):
+        legacy = archive(record(RUNWAYS, 1))
+        legacy.brand_rows = [brand(1, "Maison.Étoile")]
+
+        plan = build_plan(legacy, CatalogState())
+
+        [bp] = plan.brands
+        assert (bp.outcome, bp.key, bp.row.slug) == (
+            CREATED,
+            ("new", "maison.étoile"),
+            "maison.étoile",
+        )
+        assert plan.normalised == {"slug": 1}
+        assert plan.superseded == [] and not plan.blocked
+
+    def test_legacy_slugs_that_differ_only_in_case_stop_the_run(self):
+        legacy = archive()
+        legacy.brand_rows = [brand(1, "acme"), brand(2, "beta"), brand(3, "ACME", deleted=True)]
+
+        plan = build_plan(legacy, CatalogState())
+
+        assert [(e.table, e.id, e.subject) for e in plan.brand_conflicts] == [
+            ("brands", 1, "brand 'acme'"),
+            ("brands", 3, "brand 'ACME'"),
+        ]
+        assert "the slugs of brands #1 'acme', #3 'ACME' are one slug once lower-cased" in (
+            plan.brand_conflicts[0].reason
+        )
+        [check] = [c for c in plan.checks if not c.ok]
+        assert check.name == "brand slugs fit the catalog once lower-cased"
+        assert check.detail == "2: brands #1, brands #3"
+
+    def test_the_same_slug_twice_is_one_brand_as_before(self):
+        legacy = archive()
+        legacy.brand_rows = [brand(1, "acme", deleted=True), brand(2, "acme")]
+
+        plan = build_plan(legacy, CatalogState())
+
+        assert {bp.row.id: bp.outcome for bp in plan.brands} == {2: CREATED, 1: MATCHED}
+        assert not plan.blocked
+
+    def test_a_slug_too_long_once_lower_cased_stops_the_run(self):
+        legacy = archive()
+        legacy.brand_rows = [brand(1, "İ" * 100)]
+
+        plan = build_plan(legacy, CatalogState())
+
+        [conflict] = plan.brand_conflicts
+        assert "longer than 128 characters once lower-cased" in conflict.reason
+        assert plan.blocked
+
+
 class TestNormalForms:
     """Keys compare, and rows are stored, in the catalog's normal form (catalog.keys)."""
 
     def test_a_fw24_ready_to_wear_row_is_superseded_by_a_catalog_FW24_ready_to_wear_record(self):
         catalog = CatalogState(brands_by_slug={"acme": 7})
-        catalog.live_keys[RUNWAY][(7, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 70, PENDING)
+        catalog.live_keys[RUNWAY][(7, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 70, PUBLISHED)
 
         plan = build_plan(
             archive(record(RUNWAYS, 1, season_code="fw24", collection_type="Ready to Wear")),
@@ -197,7 +313,7 @@ class TestNormalForms:
         rp = plan.records[(RUNWAYS.name, 1)]
         assert (rp.outcome, rp.holder, rp.deleted) == (
             SUPERSEDED,
-            CatalogRef(RUNWAY, 70, PENDING),
+            CatalogRef(RUNWAY, 70, PUBLISHED),
             True,
         )
 
@@ -348,6 +464,60 @@ class TestApprovedDrafts:
         assert [e.id for e in plan.unmatched_approved] == [1]
         assert plan.blocked
 
+    def test_a_published_row_of_its_key_that_is_skipped_is_no_counterpart(self):
+        # beta FW24 is skipped (acme FW24 holds its source key): the approved draft of beta
+        # FW24 must not be accounted for by the acme show that stands for the skipped row.
+        plan = build_plan(
+            archive(
+                record(RUNWAYS, 1, brand_id=1, source="vogue", source_url="u"),
+                record(RUNWAYS, 2, brand_id=2, source="vogue", source_url="u"),
+                record(RUNWAY_DRAFTS, 3, APPROVED, brand_id=2),
+            ),
+            CatalogState(),
+        )
+
+        assert outcome(plan, RUNWAYS, 2) == SKIPPED
+        assert [(e.id, e.subject) for e in plan.unmatched_approved] == [
+            (3, "runway beta FW24 ready-to-wear")
+        ]
+        assert plan.records[(RUNWAY_DRAFTS.name, 3)].holder is None
+        assert plan.blocked
+
+    def test_a_deleted_published_row_is_no_counterpart(self):
+        plan = build_plan(
+            archive(record(STREETS, 1, deleted=True), record(STREET_DRAFTS, 2, APPROVED)),
+            CatalogState(),
+        )
+
+        assert [e.id for e in plan.unmatched_approved] == [2]
+
+    def test_a_live_draft_holding_the_key_is_no_counterpart(self):
+        # The published row is deleted, so the pending draft of the show holds the key.
+        plan = build_plan(
+            archive(
+                record(STREETS, 1, deleted=True),
+                record(STREET_DRAFTS, 2, PENDING),
+                record(STREET_DRAFTS, 3, APPROVED),
+            ),
+            CatalogState(),
+        )
+
+        [unmatched] = plan.unmatched_approved
+        assert unmatched.id == 3
+        assert "held by legacy street_snap_drafts #2 (pending)" in unmatched.reason
+
+    def test_the_counterpart_is_the_record_that_holds_the_key_after_the_run(self):
+        # The legacy published row is superseded by a published catalog record: that record
+        # is the show the approved draft was promoted to.
+        catalog = CatalogState(brands_by_slug={"acme": 7})
+        catalog.live_keys[RUNWAY][(7, "FW24", "ready-to-wear")] = CatalogRef(RUNWAY, 70, PUBLISHED)
+
+        plan = build_plan(archive(record(RUNWAYS, 1), record(RUNWAY_DRAFTS, 2, APPROVED)), catalog)
+
+        assert outcome(plan, RUNWAYS, 1) == SUPERSEDED
+        assert plan.records[(RUNWAY_DRAFTS.name, 2)].holder == CatalogRef(RUNWAY, 70, PUBLISHED)
+        assert not plan.blocked
+
 
 class TestInvalidRows:
     def test_values_the_catalog_cannot_hold_stop_the_run(self):
@@ -487,6 +657,54 @@ class TestImages:
         assert plan.records[(RUNWAYS.name, 1)].image_count == 1
 
 
+class TestReportLists:
+    def test_a_main_image_with_a_parent_id_is_not_listed_as_a_downgraded_detail(self):
+        plan = build_plan(
+            archive(
+                record(STREETS, 1),
+                images=[
+                    (STREETS, image(1, 1)),
+                    (STREETS, image(2, 1, parent_id=1)),  # a main image with a stray parent
+                    (STREETS, image(3, 1, is_detail=True, parent_id=404)),
+                ],
+            ),
+            CatalogState(),
+        )
+
+        assert [(e.id, e.reason) for e in plan.downgraded] == [
+            (3, "parent #404 is not an image of this album")
+        ]
+        assert [(e.id, e.reason) for e in plan.parent_ignored] == [
+            (2, "a main image with parent #1: the parent is ignored")
+        ]
+
+    def test_the_skipped_column_is_reconciled_with_the_lists(self):
+        catalog = CatalogState()
+        catalog.source_keys[STREET][("vogue", "u")] = CatalogRef(STREET, 5)
+        plan = build_plan(
+            archive(
+                record(STREETS, 1, source="vogue", source_url="u"),
+                record(STREETS, 2, title="B"),
+                record(STREET_DRAFTS, 3, APPROVED, title="B"),
+                record(STREET_DRAFTS, 4, APPROVED, title="C"),
+                images=[(STREETS, image(1, 1)), (STREETS, image(2, 1)), (STREETS, image(3, 9))],
+            ),
+            catalog,
+        )
+
+        assert skipped_breakdown(plan, images=False) == [
+            ("listed as skipped", 1),
+            ("approved drafts matched", 1),
+            ("unmatched approved drafts", 1),
+            ("rows that do not fit", 0),
+            ("published rows held back", 0),
+        ]
+        assert skipped_breakdown(plan, images=True) == [
+            ("listed as skipped", 1),
+            ("images of skipped records", 2),
+        ]
+
+
 class TestEarlierRuns:
     def test_rows_in_the_id_map_are_accounted_for_and_nothing_is_new(self):
         legacy = archive(
@@ -557,7 +775,53 @@ def test_every_plan_accounts_for_every_row_and_references_only_imported_images(a
     assert Counter({k: t.accounted for k, t in plan.tallies.items() if t.accounted}) == legacy
     assert plan.problems == []
     # Blocked exactly when something cannot be imported as it is.
-    assert plan.blocked == bool(plan.unmatched_approved or plan.invalid)
+    assert plan.blocked == bool(
+        plan.unmatched_approved or plan.invalid or plan.held_by_unpublished or plan.brand_conflicts
+    )
+    # New brands are stored lower-cased, the form ingest looks them up in; legacy slugs that
+    # would become one slug stop the run.
+    created = [bp.row.slug for bp in plan.brands if bp.outcome == CREATED]
+    assert all(normalize_brand_slug(slug) == slug for slug in created)
+    assert len(created) == len(set(created))
+    spellings: dict[str, set[str]] = {}
+    for b in archive.brand_rows:
+        spellings.setdefault(normalize_brand_slug(b.slug), set()).add(b.slug)
+    assert bool(plan.brand_conflicts) == any(len(s) > 1 for s in spellings.values())
+    # An approved draft is accounted for by the live published record of its own key.
+    placed = {
+        (rp.row.kind, rp.key): rp.ref
+        for rp in plan.records.values()
+        if rp.outcome == IMPORTED and not rp.deleted
+    }
+    for rp in plan.records.values():
+        if rp.approved and rp.holder is not None:
+            holder = rp.holder
+            if isinstance(holder, CatalogRef):
+                assert catalog.live_keys[holder.kind][rp.key] == holder
+                assert holder.status == PUBLISHED
+                assert (rp.row.kind, rp.key) not in placed
+            else:
+                assert placed[(rp.row.kind, rp.key)] == holder
+                assert plan.records[(holder.table, holder.id)].row.status == PUBLISHED
+    # The skipped column adds up from the lists (and the images of skipped records).
+    for images, tables in ((False, set(TABLE_BY_NAME)), (True, set(TABLE_BY_IMAGE_TABLE))):
+        skipped = sum(t.skipped for (table, _), t in plan.tallies.items() if table in tables)
+        assert sum(n for _, n in skipped_breakdown(plan, images=images)) == skipped
+    # Only legacy details are listed as downgraded; main images with a parent id on their own.
+    by_id = {
+        (t.image_table, i.id): i for t in TABLES for i in archive.image_rows.get(t.image_table, [])
+    }
+    assert all(by_id[(e.table, e.id)].is_detail for e in plan.downgraded)
+    assert not any(by_id[(e.table, e.id)].is_detail for e in plan.parent_ignored)
+    # A published row is superseded only by a published record (a legacy published row, or a
+    # published catalog record): never silently taken off the site.
+    for rp in plan.records.values():
+        if rp.outcome == SUPERSEDED and rp.row.status == PUBLISHED:
+            holder = rp.holder
+            if isinstance(holder, CatalogRef):
+                assert holder.status == PUBLISHED
+            else:
+                assert plan.records[(holder.table, holder.id)].row.status == PUBLISHED
 
     for kind in (RUNWAY, STREET):
         inserted = plan.inserts[kind]

@@ -44,7 +44,7 @@ def test_the_verdict_line():
     failed = [*plan.checks, Check("something", ok=False, detail="broken")]
 
     assert render_report(plan, checks=plan.checks, dry_run=True, written=False).endswith(
-        "dry run: nothing written. Run again without --dry-run to import."
+        "dry run: nothing written; the plan checks passed. Run again without --dry-run to import."
     )
     assert "done: " in render_report(plan, checks=plan.checks, dry_run=False, written=True)
     text = render_report(plan, checks=failed, dry_run=False, written=False)
@@ -54,3 +54,19 @@ def test_the_verdict_line():
     assert NOTHING_TO_IMPORT in render_report(
         empty, checks=empty.checks, dry_run=False, written=False
     )
+
+
+def test_the_checks_a_run_did_not_make_are_named():
+    plan = plan_with_orphans(1)
+
+    dry = render_report(
+        plan, checks=plan.checks, dry_run=True, written=False, not_run=["a database check"]
+    )
+    data = report_dict(
+        plan, checks=plan.checks, dry_run=True, written=False, not_run=["a database check"]
+    )
+
+    assert "checks on the plan (a dry run makes these):" in dry
+    assert "not run by a dry run (they read the written rows" in dry
+    assert "  -       a database check" in dry
+    assert data["checks_not_run"] == ["a database check"]
