@@ -934,6 +934,8 @@ class ReviewEventAdmin(admin.ModelAdmin):
     list_filter = ("action", "to_status", "actor")
     list_select_related = ("actor", "runway", "street_snap")
     date_hierarchy = "at"
+    # Every record's rows together: versions of two records do not compare, so time it is
+    # here. One record's own history (its page) is in version order: see ReviewEvent.
     ordering = ("-at", "-pk")
     search_fields = ("reason", "actor__username")
 

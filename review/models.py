@@ -50,14 +50,20 @@ class ReviewEvent(models.Model):
     )
     at = models.DateTimeField()
     # The record's version right after this transition: the admin's stale-edit message finds
-    # the transitions made since a page was loaded by comparing versions, not clocks.
+    # the transitions made since a page was loaded by comparing versions, not clocks. It is
+    # also the order of a record's history: every write to a record bumps its version under
+    # the record's row lock (catalog.services.record_save), so versions follow the order in
+    # which the writes committed, where `at` is one web server's clock, and clocks of two
+    # servers can disagree by more than the time between two decisions.
     record_version = models.PositiveIntegerField()
 
     objects = ReviewEventQuerySet.as_manager()
 
     class Meta:
         db_table = "review_events"
-        ordering = ["at", "pk"]
+        # The order within one record's history, which is how it is read (versions of two
+        # records do not compare: the admin's list of every record's history sorts by time).
+        ordering = ["record_version", "pk"]
         verbose_name = "review event"
         verbose_name_plural = "review history"
         constraints = [
