@@ -361,7 +361,13 @@ class RecordAdmin(admin.ModelAdmin):
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def review_context(self, request, obj: Record, token: str) -> dict[str, Any]:
-        images = list(obj.images.live().select_related("dup_of").order_by("sort_order", "pk"))
+        # The duplicated image's album comes along: a tile names a deleted album without
+        # a link, and the page's query count stays the same however many tiles do.
+        images = list(
+            obj.images.live()
+            .select_related("dup_of", f"dup_of__{self.record_fk}")
+            .order_by("sort_order", "pk")
+        )
         tiles = {image.pk: self.tile(obj, image) for image in images}
         pending = obj.status == Status.PENDING
         history = record_review_history(record=obj)
@@ -395,13 +401,17 @@ class RecordAdmin(admin.ModelAdmin):
         dup = image.dup_of
         dup_url = dup_elsewhere = ""
         if image.is_duplicate and dup is not None:
-            dup_record_id = getattr(dup, f"{self.record_fk}_id")
+            dup_record = getattr(dup, self.record_fk)
             dup_url = f"#image-{dup.pk}"
-            if dup_record_id != obj.pk:
-                dup_elsewhere = "in another album"
-                dup_url = admin_url(self.model, "change", dup_record_id) + dup_url
-            if dup.deleted_at is not None:
-                dup_elsewhere = f"{dup_elsewhere}, deleted".lstrip(", ")
+            if dup_record.deleted_at is not None:
+                # Its album's page no longer exists: say where it was, link nowhere.
+                dup_elsewhere, dup_url = "in a deleted album", ""
+            else:
+                if dup_record.pk != obj.pk:
+                    dup_elsewhere = "in another album"
+                    dup_url = admin_url(self.model, "change", dup_record.pk) + dup_url
+                if dup.deleted_at is not None:
+                    dup_elsewhere = f"{dup_elsewhere}, deleted".lstrip(", ")
         operations = ["delete", "cover"]
         if self.model is StreetSnap:
             operations += ["detach", "attach-previous"]

@@ -10,6 +10,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.services import record_update, runway_reopen
@@ -139,6 +140,28 @@ class TestPagesRender:
         other = f"{change_url(elsewhere)}#image-{elsewhere.images.get().pk}"
         assert f'href="{other}"' in html and "in another album" in html
         assert twin.is_duplicate
+
+    @pytest.mark.parametrize("make", KINDS)
+    def test_a_duplicate_in_a_deleted_album_is_named_without_a_link(self, make, editor_client):
+        # Given an album whose images repeat images of two albums since deleted
+        record, plain = make(images=3), make(images=3)
+        gone = [make(images=1), make(images=1)]
+        image_model = type(record.images.first())
+        for image, original in zip(record.images.order_by("sort_order")[1:], gone, strict=True):
+            image_model.objects.filter(pk=image.pk).update(
+                is_duplicate=True, dup_of=original.images.get()
+            )
+        type(record).objects.filter(pk__in=[g.pk for g in gone]).update(deleted_at=timezone.now())
+
+        # When an editor opens it
+        html = editor_client.get(change_url(record)).content.decode()
+
+        # Then the markers say where the originals were, and link to no missing page
+        assert html.count("(in a deleted album)") == 2
+        assert not any(change_url(g) in html for g in gone)
+        assert count_queries(editor_client, change_url(record)) == count_queries(
+            editor_client, change_url(plain)
+        )
 
     def test_the_street_page_groups_details_under_their_main_image(self, editor_client):
         snap = make_street_snap(images=4)
