@@ -11,6 +11,10 @@ from django.db.models.functions import Lower
 
 from catalog.keys import fold_title
 
+# The years an album can be from, for every writer that checks one (the ingest serializer,
+# the editors' record form). Legacy rows may hold 0 (unknown); the database does not check.
+YEAR_MIN, YEAR_MAX = 1850, 2100
+
 
 class Brand(models.Model):
     name = models.CharField(max_length=128)
@@ -124,7 +128,9 @@ def record_constraints(prefix: str, entity_key: list[str]) -> list[models.BaseCo
             violation_error_message="A record from this source article already exists.",
         ),
         models.CheckConstraint(
-            condition=Q(status__in=Record.Status.values), name=f"{prefix}_status_valid"
+            condition=Q(status__in=Record.Status.values),
+            name=f"{prefix}_status_valid",
+            violation_error_message="The status is one of pending, published or rejected.",
         ),
     ]
 
@@ -169,7 +175,14 @@ class StreetSnap(Record):
         db_table = "street_snaps"
         constraints = [
             *record_constraints("street", ["city", "year", "month", "title_key"]),
-            models.CheckConstraint(condition=Q(month__lte=12), name="street_month_range"),
+            models.CheckConstraint(
+                condition=Q(month__lte=12),
+                name="street_month_range",
+                violation_error_message=(
+                    "The month is a number from 1 to 12 (0: unknown, for albums from the old "
+                    "archive only)."
+                ),
+            ),
         ]
         indexes = [
             models.Index(fields=["status", "-published_at"], name="street_status_published"),

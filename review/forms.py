@@ -8,7 +8,7 @@ from catalog.keys import (
     normalize_collection_type,
     normalize_season_code,
 )
-from catalog.models import Runway, StreetSnap
+from catalog.models import YEAR_MAX, YEAR_MIN, Runway, StreetSnap
 from catalog.services import ENTITY_KEY_TAKEN
 from review.conflicts import BadToken, Loaded, conflict_message, loaded_token, read_token
 
@@ -59,6 +59,13 @@ class RecordForm(forms.ModelForm):
         for name, (_, help_text) in NORMALISED_FIELDS.items():
             if name in self.fields:
                 self.fields[name].help_text = help_text
+        if "year" in self.fields:
+            self.fields["year"].help_text = f"From {YEAR_MIN} to {YEAR_MAX}."
+        if "month" in self.fields:
+            self.fields["month"].help_text = (
+                "1 (January) to 12 (December). 0 means unknown: albums from the old archive "
+                "keep it until someone knows the month."
+            )
 
     # Entity-key parts are saved in the form ingest looks them up in (catalog.keys): an editor's
     # "fw24" saved as typed would be a second key for the show the next crawl sends as FW24.
@@ -70,6 +77,31 @@ class RecordForm(forms.ModelForm):
 
     def clean_city(self) -> str:
         return self._normalised("city")
+
+    # Dates: the range ingest accepts. A value the album already holds is kept as it is, so
+    # an album from the old archive with year or month 0 (unknown) still saves when an editor
+    # fixes something else; entering 0 is for those albums only.
+    def clean_year(self) -> int | None:
+        year = self.cleaned_data["year"]
+        if year is not None and year != self.instance.year and not YEAR_MIN <= year <= YEAR_MAX:
+            raise ValidationError(
+                f"Enter a year from {YEAR_MIN} to {YEAR_MAX}, e.g. 2024.", code="year_range"
+            )
+        return year
+
+    def clean_month(self) -> int | None:
+        month = self.cleaned_data["month"]
+        if month is None or month == self.instance.month or 1 <= month <= 12:
+            return month
+        if month == 0:
+            raise ValidationError(
+                "0 (month unknown) is only for albums from the old archive: enter the month "
+                "as a number from 1 (January) to 12 (December).",
+                code="month_unknown",
+            )
+        raise ValidationError(
+            "Enter the month as a number from 1 (January) to 12 (December).", code="month_range"
+        )
 
     def _normalised(self, name: str) -> str:
         normalise, _ = NORMALISED_FIELDS[name]
