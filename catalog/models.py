@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Lower
 
-from catalog.keys import fold_title
+from catalog.keys import fold_title, fold_whitespace
 
 # The years an album can be from, for every writer that checks one (the ingest serializer,
 # the editors' record form). Legacy rows may hold 0 (unknown); the database does not check.
@@ -32,7 +32,13 @@ class Brand(models.Model):
 
 
 class BrandAlias(models.Model):
-    """A name crawlers send for a brand ("Acne", "ACNE STUDIOS"); matched case-insensitively."""
+    """A name crawlers send for a brand ("Acne", "ACNE STUDIOS"); matched case-insensitively.
+
+    Stored with its whitespace folded: brand resolution (catalog.selectors.brand_resolve)
+    folds the name a crawler sends the same way, so an alias typed with a double space would
+    otherwise never match, and "Acne  Studios" would slip past the unique constraint as a
+    second spelling of "Acne Studios".
+    """
 
     brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="aliases")
     alias = models.CharField(max_length=128)
@@ -42,11 +48,19 @@ class BrandAlias(models.Model):
         verbose_name_plural = "brand aliases"
         constraints = [
             # One alias names one brand, whatever its case.
-            models.UniqueConstraint(Lower("alias"), name="brand_alias_unique_ci"),
+            models.UniqueConstraint(
+                Lower("alias"),
+                name="brand_alias_unique_ci",
+                violation_error_message="Another brand already has this alias.",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.alias
+
+    def save(self, *args, **kwargs):
+        self.alias = fold_whitespace(self.alias)
+        super().save(*args, **kwargs)
 
 
 class RecordQuerySet(models.QuerySet):

@@ -16,7 +16,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.http import HttpResponse, HttpResponseRedirect
@@ -47,7 +47,13 @@ from catalog.services import (
     street_images_attach,
 )
 from review.conflicts import BadToken, Loaded, conflict_message, loaded_token, read_token
-from review.forms import OUT_OF_DATE, ReasonForm, RecordForm
+from review.forms import (
+    OUT_OF_DATE,
+    BrandAliasForm,
+    BrandAliasFormSet,
+    ReasonForm,
+    RecordForm,
+)
 from review.models import ReviewEvent
 from review.selectors import record_review_history
 from review.services import (
@@ -915,9 +921,24 @@ class StreetSnapAdmin(RecordAdmin):
 
 class BrandAliasInline(admin.TabularInline):
     model = BrandAlias
+    form = BrandAliasForm
+    formset = BrandAliasFormSet
     extra = 1
     verbose_name = "alias"
-    verbose_name_plural = "Aliases (names crawlers send for this brand; any case)"
+    verbose_name_plural = (
+        "Aliases (names crawlers send for this brand; capitals and spaces do not count)"
+    )
+
+
+class AliasTakenMeanwhile(Exception):
+    pass
+
+
+ALIAS_TAKEN_MEANWHILE = (
+    "Nothing was saved: one of these aliases is already taken, most likely saved for another "
+    "brand by someone else a moment ago. Reload the page to see the aliases as they are now, "
+    "then make your changes again."
+)
 
 
 @admin.register(Brand)
@@ -927,6 +948,24 @@ class BrandAdmin(admin.ModelAdmin):
     list_filter = ("is_featured",)
     search_fields = ("name", "slug", "aliases__alias")
     prepopulated_fields = {"slug": ["name"]}
+
+    def save_formset(self, request, form, formset, change):
+        try:
+            with transaction.atomic():
+                super().save_formset(request, form, formset, change)
+        except IntegrityError as error:
+            # The formset checked the aliases against every other brand's, but another
+            # editor's save can commit between that check and this one; the unique
+            # constraint (brand_alias_unique_ci) decides.
+            raise AliasTakenMeanwhile(ALIAS_TAKEN_MEANWHILE) from error
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        # Raised inside the view's transaction, which rolls the brand's own edits back too.
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except AliasTakenMeanwhile as refusal:
+            self.message_user(request, str(refusal), messages.ERROR)
+            return HttpResponseRedirect(request.path)
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("aliases")

@@ -1,14 +1,16 @@
 from django import forms
 from django.core.exceptions import ValidationError
+from django.db.models.functions import Lower
 
 from catalog.keys import (
     KeyValueError,
     fold_title,
+    fold_whitespace,
     normalize_city,
     normalize_collection_type,
     normalize_season_code,
 )
-from catalog.models import YEAR_MAX, YEAR_MIN, Runway, StreetSnap
+from catalog.models import YEAR_MAX, YEAR_MIN, BrandAlias, Runway, StreetSnap
 from catalog.services import ENTITY_KEY_TAKEN
 from review.conflicts import BadToken, Loaded, conflict_message, loaded_token, read_token
 
@@ -154,3 +156,54 @@ class ReasonForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4, "cols": 60, "autofocus": True}),
         help_text="Required. It is kept in the album's review history.",
     )
+
+
+class BrandAliasForm(forms.ModelForm):
+    """One alias row of a brand's page. The alias is compared and saved with its whitespace
+    folded, as brand resolution reads it (catalog.keys.fold_whitespace)."""
+
+    class Meta:
+        model = BrandAlias
+        fields = ["alias"]
+
+    def clean_alias(self) -> str:
+        return fold_whitespace(self.cleaned_data["alias"])
+
+    def validate_constraints(self) -> None:
+        # The alias's one constraint (brand_alias_unique_ci) is checked by BrandAliasFormSet,
+        # which sees what Django's check of one row cannot: the other rows of the same save
+        # (two rows typed alike, a row that frees an alias another row takes). The database
+        # still decides a race; the brand admin turns that into a message.
+        pass
+
+
+class BrandAliasFormSet(forms.BaseInlineFormSet):
+    def clean(self) -> None:
+        super().clean()
+        kept: dict[str, forms.ModelForm] = {}  # lower-cased alias -> its first row
+        for form in self.forms:
+            alias = getattr(form, "cleaned_data", {}).get("alias")
+            if not alias or self._should_delete_form(form):
+                continue
+            first = kept.setdefault(alias.lower(), form)
+            if first is not form:
+                form.add_error(
+                    "alias",
+                    f"“{alias}” is the same alias as “{first.cleaned_data['alias']}” in another "
+                    "row (capitals and spaces do not count): keep one of the two rows.",
+                )
+        # Every alias of this brand is a row here, so only other brands' aliases can clash.
+        # One query for all rows.
+        others = BrandAlias.objects.annotate(alias_lower=Lower("alias")).filter(
+            alias_lower__in=list(kept)
+        )
+        if self.instance.pk is not None:
+            others = others.exclude(brand=self.instance)
+        for held in others.select_related("brand"):
+            form = kept[held.alias_lower]
+            alias = form.cleaned_data["alias"]
+            form.add_error(
+                "alias",
+                f"“{alias}” is already an alias of {held.brand} (as “{held.alias}”). An alias "
+                f"names one brand only: remove it from {held.brand} first, or clear this row.",
+            )
