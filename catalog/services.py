@@ -55,8 +55,8 @@ class StaleRecord(RecordWriteRefused):
         self.record = record
         self.expected_version = expected_version
         super().__init__(
-            f"“{record}” changed since you opened it (version {expected_version}, now "
-            f"{record.version}). Nothing was saved: reload it and try again."
+            f"“{record}” changed since you opened it. Nothing was saved: reload the page to see "
+            "it as it is now, then make your changes again."
         )
 
 

@@ -255,13 +255,14 @@ class RecordAdmin(admin.ModelAdmin):
         return super().changelist_view(request, context)
 
     def action_checkbox(self, obj):
-        # The row's version rides along with its checkbox, so a bulk action refuses a record
-        # that changed after the list was loaded, just as the record page does.
+        # The row's loaded token (the record page's: version, time, shown values) rides along
+        # with its checkbox, so a bulk action refuses a record that changed after the list
+        # was loaded, and says who changed what, just as the record page does.
         return format_html(
-            '{}<input type="hidden" name="version_{}" value="{}">',
+            '{}<input type="hidden" name="loaded_{}" value="{}">',
             super().action_checkbox(obj),
             obj.pk,
-            obj.version,
+            loaded_token(obj),
         )
 
     @admin.display(description="cover")
@@ -768,13 +769,13 @@ class RecordAdmin(admin.ModelAdmin):
                 ),
             )
             return None
-        records = list(queryset.order_by("pk"))
+        records = self.selected_records(request, queryset)
         hidden: list[tuple[str, Any]] = [("action", request.POST.get("action", ""))]
         for record in records:
             hidden.append((admin.helpers.ACTION_CHECKBOX_NAME, record.pk))
-            version = request.POST.get(f"version_{record.pk}")
-            if version:
-                hidden.append((f"version_{record.pk}", version))
+            token = request.POST.get(f"loaded_{record.pk}")
+            if token:
+                hidden.append((f"loaded_{record.pk}", token))
         return self.reason_page(
             request,
             action=action,
@@ -784,19 +785,43 @@ class RecordAdmin(admin.ModelAdmin):
             cancel_url=request.get_full_path(),
         )
 
+    def selected_records(self, request, queryset) -> list[Record]:
+        """The albums ticked in the list, in id order.
+
+        Django hands an action the ticked rows that still match the list's tab and filters.
+        A ticked album that left them since the list was loaded (another editor approved it
+        while this one was on the pending tab) would be skipped without a word; it is added
+        back, so the transition service refuses it and the message says what happened.
+        """
+        records = list(queryset.order_by("pk"))
+        ticked = set(request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME))
+        gone = ticked - {str(record.pk) for record in records}
+        if gone:
+            records += self.get_queryset(request).filter(pk__in=[pk for pk in gone if pk.isdigit()])
+            records.sort(key=lambda record: record.pk)
+        return records
+
     def apply_to_each(
         self, request, queryset, action: str, decide: Callable[[Record, int | None], Any]
     ) -> None:
         """`decide(record, version)` once per record, each in its own transaction: a refusal
-        leaves the others applied; report both."""
+        leaves the others applied; report both.
+
+        The version is the one the list showed the row at (its loaded token). A request
+        without a token for a row (not from the list) checks the status only."""
         transition = TRANSITIONS[action]
         changed, refused = 0, []
-        for record in queryset.order_by("pk"):
-            version = request.POST.get(f"version_{record.pk}")
-            loaded = Loaded(version=int(version)) if version and version.isdigit() else None
+        for record in self.selected_records(request, queryset):
+            token = request.POST.get(f"loaded_{record.pk}")
+            try:
+                loaded = read_token(token) if token else None
+            except BadToken:
+                refused.append(f"“{record}”: {OUT_OF_DATE}")
+                continue
             try:
                 decide(record, loaded.version if loaded else None)
             except StaleRecord as stale:
+                # Only raised with a version to compare, i.e. with a token.
                 refused.append(conflict_message(stale.record, loaded))
             except RecordWriteRefused as refusal:
                 refused.append(str(refusal))

@@ -132,13 +132,13 @@ def describe_changes(record: Record, loaded: Loaded) -> list[str]:
                 lines[-1] += f" ({message})"
 
     if not lines:
-        lines.append(f"it was changed elsewhere (version {loaded.version} → {record.version})")
+        lines.append("someone else changed it")
     return lines
 
 
 def conflict_message(record: Record, loaded: Loaded) -> str:
     return (
         f"“{record}” changed since you opened it: {'; '.join(describe_changes(record, loaded))}. "
-        "Nothing was saved. Reload the page to see the current version, then make your "
+        "Nothing was saved. Reload the page to see the album as it is now, then make your "
         "changes again."
     )

@@ -560,13 +560,69 @@ class TestBulkActions:
         runway.refresh_from_db()
         assert (runway.status, runway.reject_reason) == ("rejected", "Takedown")
 
-    def test_a_record_changed_since_the_list_was_loaded_is_refused(
+    @pytest.mark.parametrize("make", KINDS)
+    def test_a_record_changed_since_the_list_was_loaded_is_refused_saying_what_changed(
+        self, make, editor_client, make_editor
+    ):
+        # Given Anna's list, and Bob who then renames one of its albums on its page
+        record, other = make(title="Moving"), make(title="Still")
+        model = type(record)
+        listing = editor_client.get(url(model, "changelist"))
+        selected = form_data(listing, "changelist-form")
+        bob = Client()
+        bob.force_login(make_editor("bob"))
+        bob_page = bob.get(change_url(record))
+        bob.post(change_url(record), form_data(bob_page, main_form(record), title="Moved"))
+
+        # When Anna approves both from her list
+        response = editor_client.post(
+            url(model, "changelist"),
+            {**selected, "action": "approve_selected", "_selected_action": [record.pk, other.pk]},
+            follow=True,
+        )
+
+        # Then the renamed one is refused, and the message says who changed what
+        assert model.objects.get(pk=record.pk).status == "pending"
+        assert model.objects.get(pk=other.pk).status == "published"
+        refused = messages_of(response)[1]
+        assert "1 not approved" in refused
+        assert "“Moved” changed since you opened it" in refused
+        assert "title changed from “Moving” to “Moved”" in refused
+        assert "edited by bob at" in refused
+        assert "Nothing was saved" in refused
+        assert "version" not in refused.lower()
+
+    def test_bulk_reject_refuses_an_album_approved_since_the_list_was_loaded(
         self, editor_client, make_editor
     ):
-        runway, other = make_runway(title="Moving"), make_runway(title="Still")
+        # Given Anna's list, and Bob who approves one of its albums meanwhile
+        first, second = make_runway(title="First"), make_runway(title="Second")
         listing = editor_client.get(url(Runway, "changelist"))
-        selected = form_data(listing, "changelist-form")
-        record_update(record=runway, changes={"title": "Moved"})  # another editor's save
+        selection = {
+            **form_data(listing, "changelist-form"),
+            "action": "reject_selected",
+            "_selected_action": [first.pk, second.pk],
+        }
+        asked = editor_client.post(url(Runway, "changelist"), selection)
+        record_approve(record=first, actor=make_editor("bob"))
+
+        # When Anna gives the reason and rejects both
+        response = editor_client.post(
+            url(Runway, "changelist"),
+            {**form_data(asked, "reason-form"), "reason": "Off season"},
+            follow=True,
+        )
+
+        # Then the approved one stays published and the message names who approved it
+        assert Runway.objects.get(pk=first.pk).status == "published"
+        assert Runway.objects.get(pk=second.pk).status == "rejected"
+        refused = messages_of(response)[1]
+        assert "status changed from pending to published by bob at" in refused
+
+    def test_a_tampered_row_token_refuses_that_row_only(self, editor_client):
+        runway, other = make_runway(title="Tampered"), make_runway(title="Fine")
+        listing = editor_client.get(url(Runway, "changelist"))
+        selected = {**form_data(listing, "changelist-form"), f"loaded_{runway.pk}": "forged"}
 
         response = editor_client.post(
             url(Runway, "changelist"),
@@ -576,7 +632,7 @@ class TestBulkActions:
 
         assert Runway.objects.get(pk=runway.pk).status == "pending"
         assert Runway.objects.get(pk=other.pk).status == "published"
-        assert "changed since you opened it" in messages_of(response)[1]
+        assert "“Tampered”: This page is out of date" in messages_of(response)[1]
 
 
 class TestTheAdminCallsTheTransitionServices:

@@ -122,7 +122,7 @@ class TestDescribe:
 
         lines = describe_changes(current(runway), Loaded(version=1))
 
-        assert lines == ["it was changed elsewhere (version 1 → 2)"]
+        assert lines == ["someone else changed it"]  # in words: no "version" jargon
 
     def test_the_message_says_nothing_was_saved(self):
         runway = make_runway(title="Acme")
@@ -133,3 +133,4 @@ class TestDescribe:
 
         assert message.startswith("“Acme FW” changed since you opened it: title changed")
         assert "Nothing was saved" in message
+        assert "version" not in message
