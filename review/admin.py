@@ -40,8 +40,8 @@ from catalog.services import (
     RecordWriteRefused,
     StaleRecord,
     image_soft_delete,
+    record_check_may_curate,
     record_set_cover,
-    record_update,
     street_image_attach_to_previous,
     street_image_detach,
     street_images_attach,
@@ -62,6 +62,8 @@ from review.services import (
     kind_label,
     permission_name,
     record_approve,
+    record_edit,
+    record_log_published_edit,
     record_reject,
     record_unpublish,
 )
@@ -193,6 +195,21 @@ class RecordAdmin(admin.ModelAdmin):
 
     def has_reject_permission(self, request, obj=None) -> bool:
         return request.user.has_perm(permission_name(self.model, Action.REJECT))
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # A published album is on the public site: changing its fields or images needs the
+        # publish permission too (catalog.services.record_check_may_curate refuses it
+        # anyway). Without it the page is read-only and says why (published_read_only).
+        return super().has_change_permission(request, obj) and not self.published_read_only(
+            request, obj
+        )
+
+    def published_read_only(self, request, obj=None) -> bool:
+        return (
+            obj is not None
+            and obj.status == Status.PUBLISHED
+            and not self.has_publish_permission(request, obj)
+        )
 
     def has_curate_permission(self, request, obj=None) -> bool:
         opts = self.image_model._meta
@@ -386,6 +403,8 @@ class RecordAdmin(admin.ModelAdmin):
             "image_total": len(images),
             "mains": [image for image in images if not getattr(image, "is_detail", False)],
             "can_curate": self.has_curate_permission(request, obj),
+            "published_read_only": self.published_read_only(request, obj)
+            and super().has_change_permission(request, obj),
             # Approving needs the publish permission, from this page as from the list. With
             # the change permission too, the page's Approve button saves the field edits
             # with it (the main form); without it, the page is read-only and its Approve
@@ -453,7 +472,12 @@ class RecordAdmin(admin.ModelAdmin):
                     expected_version=loaded.version,
                 )
             elif changes:
-                record_update(record=obj, changes=changes, expected_version=loaded.version)
+                record_edit(
+                    record=obj,
+                    actor=request.user,
+                    changes=changes,
+                    expected_version=loaded.version,
+                )
         except StaleRecord as stale:
             raise RecordWriteRefused(conflict_message(stale.record, loaded)) from stale
 
@@ -463,6 +487,11 @@ class RecordAdmin(admin.ModelAdmin):
         return super().log_change(request, obj, message)
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        if request.method == "POST" and object_id is not None:
+            refusal = self.published_save_refusal(request, object_id)
+            if refusal:
+                self.message_user(request, refusal, messages.ERROR)
+                return HttpResponseRedirect(request.path)
         # A refusal from a service (a race lost after the form's early check, a permission,
         # a status) has rolled the whole request back: say why and show the current record.
         try:
@@ -470,6 +499,27 @@ class RecordAdmin(admin.ModelAdmin):
         except RecordWriteRefused as refusal:
             self.message_user(request, str(refusal), messages.ERROR)
             return HttpResponseRedirect(request.path)
+
+    def published_save_refusal(self, request, object_id) -> str:
+        """Why a save of a published album by an editor who may not publish is refused, in
+        words ('' when it is not such a save). Django would answer 403: the page they saved
+        was most likely loaded while the album was pending, and someone approved it since."""
+        if not super().has_change_permission(request):
+            return ""  # not an editor of this kind at all: Django's 403 it is
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None or not self.published_read_only(request, obj):
+            return ""
+        try:
+            loaded = read_token(request.POST.get("loaded"))
+        except BadToken:
+            return OUT_OF_DATE
+        if loaded.version != obj.version:
+            return conflict_message(obj, loaded)
+        try:
+            record_check_may_curate(record=obj, actor=request.user, images=False)
+        except RecordWriteRefused as refusal:
+            return str(refusal)
+        return ""
 
     def response_change(self, request, obj):
         if "_approve" in request.POST:
@@ -529,7 +579,10 @@ class RecordAdmin(admin.ModelAdmin):
 
     def curation_target(self, request, object_id: str) -> tuple[Record, Loaded]:
         obj = self.get_object(request, unquote(object_id))
-        if obj is None or not self.has_curate_permission(request, obj):
+        # The kind's permissions only: whether this album, as the write finds it under its
+        # lock, may be curated by this editor (a published one) is the service's to say,
+        # after it has said whether the page is out of date.
+        if obj is None or not self.has_curate_permission(request):
             raise PermissionDenied
         try:
             loaded = read_token(request.POST.get("loaded"))
@@ -553,49 +606,52 @@ class RecordAdmin(admin.ModelAdmin):
             lambda obj, loaded: self.operate(request, obj, loaded, image_id, operation),
         )
 
-    def operate(self, request, obj, loaded: Loaded, image_id: int, operation: str) -> str:
+    def operate(
+        self, request, obj, loaded: Loaded, image_id: int, operation: str
+    ) -> tuple[Record, str]:
         image = self.image_stub(obj, image_id)
-        version = loaded.version
+        curator = {"actor": request.user, "expected_version": loaded.version}
         if operation == "delete":
-            record = image_soft_delete(image=image, expected_version=version)
+            record = image_soft_delete(image=image, **curator)
             if obj.cover_id == image_id:
                 moved = (
                     f"the cover moved to image {record.cover_id}"
                     if record.cover_id
                     else "the album now has no cover"
                 )
-                return f"Deleted image {image_id}; {moved}."
-            return f"Deleted image {image_id}."
+                return record, f"Deleted image {image_id}; {moved}."
+            return record, f"Deleted image {image_id}."
         if operation == "cover":
-            record_set_cover(record=obj, image=image, expected_version=version)
-            return f"Image {image_id} is now the cover."
+            record = record_set_cover(record=obj, image=image, **curator)
+            return record, f"Image {image_id} is now the cover."
         if self.model is StreetSnap and operation == "attach-previous":
-            street_image_attach_to_previous(image=image, expected_version=version)
+            record = street_image_attach_to_previous(image=image, **curator)
             parent = StreetSnapImage.objects.values_list("parent_id", flat=True).get(pk=image_id)
-            return f"Image {image_id} is now a detail of image {parent}."
+            return record, f"Image {image_id} is now a detail of image {parent}."
         if self.model is StreetSnap and operation == "detach":
-            street_image_detach(image=image, expected_version=version)
-            return f"Image {image_id} is now a main image."
+            record = street_image_detach(image=image, **curator)
+            return record, f"Image {image_id} is now a main image."
         raise RecordWriteRefused(f"Unknown image operation “{operation}”.")
 
     def attach_view(self, request, object_id):
         if request.method != "POST" or self.model is not StreetSnap:
             return HttpResponseRedirect(self.change_url(object_id) + "#images")
 
-        def attach(obj, loaded: Loaded) -> str:
+        def attach(obj, loaded: Loaded) -> tuple[Record, str]:
             try:
                 main_id = int(request.POST.get("main", ""))
                 image_ids = sorted({int(pk) for pk in request.POST.getlist("images")})
             except ValueError:
                 raise RecordWriteRefused("Choose a main image and at least one image.") from None
-            street_images_attach(
+            record = street_images_attach(
                 images=[self.image_stub(obj, image_id) for image_id in image_ids],
                 main=self.image_stub(obj, main_id),
+                actor=request.user,
                 expected_version=loaded.version,
             )
             listed = ", ".join(str(pk) for pk in image_ids)
             noun = "Image" if len(image_ids) == 1 else "Images"
-            return f"{noun} {listed} attached to main image {main_id}."
+            return record, f"{noun} {listed} attached to main image {main_id}."
 
         return self.curate(request, object_id, attach)
 
@@ -605,9 +661,11 @@ class RecordAdmin(admin.ModelAdmin):
             with transaction.atomic():
                 obj, loaded = self.curation_target(request, object_id)
                 try:
-                    message = operation(obj, loaded)
+                    record, message = operation(obj, loaded)
                 except StaleRecord as stale:
                     raise RecordWriteRefused(conflict_message(stale.record, loaded)) from stale
+                # Still under the operation's lock: a published album's history says it.
+                record_log_published_edit(record=record, actor=request.user, note=message)
                 self.log_change(request, obj, message)
         except RecordWriteRefused as refusal:
             self.message_user(request, str(refusal), messages.ERROR)
@@ -1002,7 +1060,8 @@ class BrandAdmin(admin.ModelAdmin):
 
 @admin.register(ReviewEvent)
 class ReviewEventAdmin(admin.ModelAdmin):
-    """Every transition of every album, newest first: who did what, and why."""
+    """Every transition of every album, and every edit of a published one, newest first: who
+    did what, and why."""
 
     list_display = ("at", "actor", "action", "record_link", "from_status", "to_status", "reason")
     list_filter = ("action", "to_status", "actor")

@@ -29,6 +29,7 @@ from tests.review.conftest import (
     page_forms,
     recrawl,
 )
+from tests.support import curator
 
 pytestmark = pytest.mark.django_db
 
@@ -915,6 +916,71 @@ class TestPermissions:
         actions = {name for name, _ in listing.context["action_form"].fields["action"].choices}
         assert actions == {"", "reject_selected"}
 
+    @pytest.mark.parametrize("make", KINDS)
+    def test_without_publish_a_published_album_is_read_only_and_says_why(self, make, junior_client):
+        pending, published = make(images=2), make(images=2, published=True)
+
+        pending_page = junior_client.get(change_url(pending)).content.decode()
+        published_page = junior_client.get(change_url(published)).content.decode()
+
+        assert 'name="title"' in pending_page and "data-review-curation" in pending_page
+        assert 'name="title"' not in published_page
+        assert "data-review-curation" not in published_page  # no image buttons
+        assert "You can see this album but not change it: it is published" in published_page
+        assert "review-readonly-note" not in pending_page
+
+    def test_without_publish_a_save_onto_an_album_published_meanwhile_says_what_happened(
+        self, junior_client, make_editor
+    ):
+        # Given a junior editor's page, loaded while the album was pending
+        runway = make_runway(title="Before")
+        page = junior_client.get(change_url(runway))
+        record_approve(record=runway, actor=make_editor("anna"))
+
+        # When they save an edit after Anna published it
+        response = junior_client.post(
+            change_url(runway), form_data(page, "runway_form", title="Renamed"), follow=True
+        )
+
+        # Then no 403: a message says who published it, and nothing is saved
+        assert response.status_code == 200
+        [message] = messages_of(response)
+        assert "status changed from pending to published by anna" in message
+        assert Runway.objects.get(pk=runway.pk).title == "Before"
+
+    def test_without_publish_a_current_save_of_a_published_album_is_refused_in_words(
+        self, junior_client
+    ):
+        runway = make_runway(title="Public", published=True)
+        page = junior_client.get(change_url(runway))
+        token = form_data(page, "transition-form")["loaded"]
+
+        response = junior_client.post(
+            change_url(runway),
+            {"loaded": token, "title": "Renamed", "brand": runway.brand_id},
+            follow=True,
+        )
+
+        [message] = messages_of(response)
+        assert "is published, so it is on the public site" in message
+        assert Runway.objects.get(pk=runway.pk).title == "Public"
+        assert not ReviewEvent.objects.exists()
+
+    @pytest.mark.parametrize("make", KINDS)
+    def test_without_publish_images_of_a_published_album_cannot_be_deleted(
+        self, make, junior_client
+    ):
+        record = make(images=2, published=True)
+        page = junior_client.get(change_url(record))
+
+        for image in list(record.images.all()):
+            response = post_image_op(junior_client, record, image.pk, "delete", page=page)
+            assert "is published, so it is on the public site" in messages_of(response)[0]
+
+        assert record.images.live().count() == 2
+        assert type(record).objects.get(pk=record.pk).image_count == 2
+        assert not ReviewEvent.objects.exists()
+
     def test_without_publish_approve_through_the_admin_is_refused(self, junior_client):
         runway = make_runway(title="Stay")
         page = junior_client.get(change_url(runway))
@@ -999,7 +1065,7 @@ class TestPermissions:
     ):
         runway = make_runway(title="Shared")
         page = publisher_client.get(change_url(runway))
-        record_update(record=runway, changes={"title": "Changed meanwhile"})
+        record_update(actor=curator(), record=runway, changes={"title": "Changed meanwhile"})
 
         response = publisher_client.post(
             url(runway, "approve", runway.pk), form_data(page, "transition-form"), follow=True
@@ -1027,6 +1093,54 @@ class TestPermissions:
         assert editor_client.post(url(event, "delete", event.pk)).status_code == 403
         page = editor_client.get(url(event, "change", event.pk))
         assert page.status_code == 200 and 'name="reason"' not in page.content.decode()
+
+
+class TestEditingAPublishedAlbum:
+    @pytest.mark.parametrize("make", KINDS)
+    def test_an_edit_is_saved_and_shows_in_the_history(self, make, editor_client, editor):
+        record = make(title="Acme", published=True)
+        page = editor_client.get(change_url(record))
+
+        editor_client.post(change_url(record), form_data(page, main_form(record), title="Acme FW"))
+
+        record.refresh_from_db()
+        assert (record.status, record.title) == ("published", "Acme FW")
+        event = ReviewEvent.objects.get()
+        assert (event.action, event.actor, event.changes) == (
+            "edit",
+            editor,
+            {"title": ["Acme", "Acme FW"]},
+        )
+        html = editor_client.get(change_url(record)).content.decode()
+        assert "Edited while published" in html and "“Acme” → “Acme FW”" in html
+
+    def test_an_image_operation_shows_in_the_history_with_what_was_done(self, editor_client):
+        runway = make_runway(images=3, published=True)
+        first, second, _ = runway.images.order_by("sort_order")
+
+        post_image_op(editor_client, runway, first.pk, "delete")
+
+        event = ReviewEvent.objects.get()
+        assert (event.action, event.reason) == (
+            "edit",
+            f"Deleted image {first.pk}; the cover moved to image {second.pk}.",
+        )
+        assert event.record_version == Runway.objects.get(pk=runway.pk).version
+
+    @pytest.mark.parametrize("make", KINDS)
+    def test_the_last_image_cannot_be_deleted_and_the_message_says_unpublish_first(
+        self, make, editor_client
+    ):
+        record = make(images=1, published=True)
+        image = record.images.get()
+
+        response = post_image_op(editor_client, record, image.pk, "delete")
+
+        [message] = messages_of(response)
+        assert f"Image {image.pk} is the last image of" in message
+        assert "unpublish the album first" in message
+        assert record.images.live().count() == 1
+        assert not ReviewEvent.objects.exists()
 
 
 # --- brands -----------------------------------------------------------------------------------
