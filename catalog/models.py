@@ -9,7 +9,11 @@ from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Lower
 
-from catalog.keys import fold_title
+from catalog.keys import fold_title, fold_whitespace
+
+# The years an album can be from, for every writer that checks one (the ingest serializer,
+# the editors' record form). Legacy rows may hold 0 (unknown); the database does not check.
+YEAR_MIN, YEAR_MAX = 1850, 2100
 
 
 class Brand(models.Model):
@@ -28,7 +32,13 @@ class Brand(models.Model):
 
 
 class BrandAlias(models.Model):
-    """A name crawlers send for a brand ("Acne", "ACNE STUDIOS"); matched case-insensitively."""
+    """A name crawlers send for a brand ("Acne", "ACNE STUDIOS"); matched case-insensitively.
+
+    Stored with its whitespace folded: brand resolution (catalog.selectors.brand_resolve)
+    folds the name a crawler sends the same way, so an alias typed with a double space would
+    otherwise never match, and "Acne  Studios" would slip past the unique constraint as a
+    second spelling of "Acne Studios".
+    """
 
     brand = models.ForeignKey(Brand, on_delete=models.CASCADE, related_name="aliases")
     alias = models.CharField(max_length=128)
@@ -38,11 +48,19 @@ class BrandAlias(models.Model):
         verbose_name_plural = "brand aliases"
         constraints = [
             # One alias names one brand, whatever its case.
-            models.UniqueConstraint(Lower("alias"), name="brand_alias_unique_ci"),
+            models.UniqueConstraint(
+                Lower("alias"),
+                name="brand_alias_unique_ci",
+                violation_error_message="Another brand already has this alias.",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.alias
+
+    def save(self, *args, **kwargs):
+        self.alias = fold_whitespace(self.alias)
+        super().save(*args, **kwargs)
 
 
 class RecordQuerySet(models.QuerySet):
@@ -124,7 +142,9 @@ def record_constraints(prefix: str, entity_key: list[str]) -> list[models.BaseCo
             violation_error_message="A record from this source article already exists.",
         ),
         models.CheckConstraint(
-            condition=Q(status__in=Record.Status.values), name=f"{prefix}_status_valid"
+            condition=Q(status__in=Record.Status.values),
+            name=f"{prefix}_status_valid",
+            violation_error_message="The status is one of pending, published or rejected.",
         ),
     ]
 
@@ -169,7 +189,14 @@ class StreetSnap(Record):
         db_table = "street_snaps"
         constraints = [
             *record_constraints("street", ["city", "year", "month", "title_key"]),
-            models.CheckConstraint(condition=Q(month__lte=12), name="street_month_range"),
+            models.CheckConstraint(
+                condition=Q(month__lte=12),
+                name="street_month_range",
+                violation_error_message=(
+                    "The month is a number from 1 to 12 (0: unknown, for albums from the old "
+                    "archive only)."
+                ),
+            ),
         ]
         indexes = [
             models.Index(fields=["status", "-published_at"], name="street_status_published"),

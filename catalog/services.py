@@ -6,6 +6,10 @@ Every write to an existing record runs in a transaction, locks the record row fi
 (`record_lock`) and saves through `record_save`, which bumps `version`: two writers of one
 album (two editors, an editor and a re-crawl) take turns, and the admin can refuse an edit
 made on a page that was loaded before the write.
+
+The curation services take the editor (`actor`) and check, under the lock, that they may
+make the change (`record_check_may_curate`): a published album is on the public site, so
+changing it needs the permission to publish, like approving and unpublishing do.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -55,8 +60,8 @@ class StaleRecord(RecordWriteRefused):
         self.record = record
         self.expected_version = expected_version
         super().__init__(
-            f"“{record}” changed since you opened it (version {expected_version}, now "
-            f"{record.version}). Nothing was saved: reload it and try again."
+            f"“{record}” changed since you opened it. Nothing was saved: reload the page to see "
+            "it as it is now, then make your changes again."
         )
 
 
@@ -65,6 +70,11 @@ class StaleRecord(RecordWriteRefused):
 EDITABLE_FIELDS: dict[type[Record], tuple[str, ...]] = {
     Runway: ("title", "description", "brand", "season_code", "season", "year", "collection_type"),
     StreetSnap: ("title", "description", "city", "year", "month"),
+}
+
+IMAGE_MODEL: dict[type[Record], type[RecordImage]] = {
+    Runway: RunwayImage,
+    StreetSnap: StreetSnapImage,
 }
 
 ENTITY_KEY_TAKEN = {
@@ -138,6 +148,47 @@ def record_apply_edits(*, record: Record, changes: dict[str, Any]) -> dict[str, 
     return diff
 
 
+# --- Who may curate -------------------------------------------------------------------------
+
+
+def _permission(model: type[Record] | type[RecordImage], action: str) -> str:
+    opts = model._meta
+    return f"{opts.app_label}.{action}_{opts.model_name}"
+
+
+def record_check_may_curate(*, record: Record, actor: AbstractBaseUser, images: bool) -> None:
+    """Refuse `actor` a curation write to a locked `record`: its fields (`images` False) or
+    its images (True).
+
+    Editing needs the change permission of what is edited. A published album is on the
+    public site: changing it needs, besides, the permission to publish (approve and
+    unpublish) the kind, or an editor kept from publishing could still rename a published
+    album or empty it of its images. Checked under the lock, on the status the write finds.
+    """
+    model = type(record)
+    plural = model._meta.verbose_name_plural
+    if not actor.has_perm(_permission(IMAGE_MODEL[model] if images else model, "change")):
+        what = f"the images of {plural}" if images else f"{plural}"
+        raise RecordWriteRefused(f"You do not have permission to change {what}.")
+    if record.status == Record.Status.PUBLISHED and not actor.has_perm(
+        _permission(model, "publish")
+    ):
+        raise RecordWriteRefused(
+            f"“{record}” is published, so it is on the public site: changing its fields or "
+            f"images needs the permission to approve and unpublish {plural}, which your "
+            "account does not have. Nothing was changed. Ask an editor who can publish to "
+            "make the change."
+        )
+
+
+def _lock_to_curate[R: Record](
+    record: R, actor: AbstractBaseUser, expected_version: int | None, *, images: bool = True
+) -> R:
+    locked = record_lock(record=record, expected_version=expected_version)
+    record_check_may_curate(record=locked, actor=actor, images=images)
+    return locked
+
+
 # --- Images of a locked record -----------------------------------------------------------------
 
 
@@ -187,10 +238,17 @@ def _repair_cover(record: Record) -> None:
 
 @transaction.atomic
 def record_update(
-    *, record: Record, changes: dict[str, Any], expected_version: int | None = None
+    *,
+    record: Record,
+    actor: AbstractBaseUser,
+    changes: dict[str, Any],
+    expected_version: int | None = None,
 ) -> tuple[Record, dict[str, list[str]]]:
-    """An editor's field edits, without a status change. Returns the record and the diff."""
-    locked = record_lock(record=record, expected_version=expected_version)
+    """An editor's field edits, without a status change. Returns the record and the diff.
+
+    (The admin calls it through review.services.record_edit, which adds a history row to
+    the edits of a published album.)"""
+    locked = _lock_to_curate(record, actor, expected_version, images=False)
     diff = record_apply_edits(record=locked, changes=changes)
     if diff:
         record_save(record=locked, fields=list(diff))
@@ -198,15 +256,29 @@ def record_update(
 
 
 @transaction.atomic
-def image_soft_delete(*, image: RecordImage, expected_version: int | None = None) -> Record:
+def image_soft_delete(
+    *, image: RecordImage, actor: AbstractBaseUser, expected_version: int | None = None
+) -> Record:
     """Soft-delete an image; repair the cover and image_count.
 
     Deleting a street main image that has details keeps its group together: its first live
     detail (by sort_order) becomes the main image and the other details move under it, so
     no live detail is left under a deleted parent.
+
+    The last live image of a published album is refused, whoever asks: the site would show
+    an album with no pictures and no cover. The album is unpublished first.
     """
-    record = record_lock(record=_record_of(image), expected_version=expected_version)
+    record = _lock_to_curate(_record_of(image), actor, expected_version)
     image = _image_of(record, image.pk)
+    if (
+        record.status == Record.Status.PUBLISHED
+        and not record.images.live().exclude(pk=image.pk).exists()
+    ):
+        raise RecordWriteRefused(
+            f"Image {image.pk} is the last image of “{record}”, which is published: a "
+            "published album keeps at least one image. Nothing was deleted. To remove this "
+            "image, unpublish the album first (Unpublish… on its page), then delete the image."
+        )
     image.deleted_at = timezone.now()
     image.save(update_fields=["deleted_at"])
     if isinstance(image, StreetSnapImage) and not image.is_detail:
@@ -222,10 +294,14 @@ def image_soft_delete(*, image: RecordImage, expected_version: int | None = None
 
 @transaction.atomic
 def record_set_cover(
-    *, record: Record, image: RecordImage, expected_version: int | None = None
+    *,
+    record: Record,
+    image: RecordImage,
+    actor: AbstractBaseUser,
+    expected_version: int | None = None,
 ) -> Record:
     """Make a live image of the record its cover."""
-    record = record_lock(record=record, expected_version=expected_version)
+    record = _lock_to_curate(record, actor, expected_version)
     image = _image_of(record, image.pk)
     if record.cover_id == image.pk:
         raise RecordWriteRefused(f"Image {image.pk} is already the cover.")
@@ -266,10 +342,14 @@ def _attach(
 
 @transaction.atomic
 def street_image_attach(
-    *, image: StreetSnapImage, main: StreetSnapImage, expected_version: int | None = None
+    *,
+    image: StreetSnapImage,
+    main: StreetSnapImage,
+    actor: AbstractBaseUser,
+    expected_version: int | None = None,
 ) -> StreetSnap:
     """Attach a street image as a detail of a chosen main image of the same album."""
-    record = record_lock(record=_record_of(image), expected_version=expected_version)
+    record = _lock_to_curate(_record_of(image), actor, expected_version)
     image = _image_of(record, image.pk)
     main = _image_of(record, main.pk)
     return _attach(record, [image], main)
@@ -280,6 +360,7 @@ def street_images_attach(
     *,
     images: Sequence[StreetSnapImage],
     main: StreetSnapImage,
+    actor: AbstractBaseUser,
     expected_version: int | None = None,
 ) -> StreetSnap:
     """Attach a selection of street images as details of a chosen main image of the same
@@ -293,18 +374,18 @@ def street_images_attach(
     image_ids = list(dict.fromkeys(image.pk for image in images))
     if not image_ids:
         raise RecordWriteRefused("Select the images to attach first.")
-    record = record_lock(record=_record_of(main), expected_version=expected_version)
+    record = _lock_to_curate(_record_of(main), actor, expected_version)
     main = _image_of(record, main.pk)
     return _attach(record, _images_of(record, image_ids), main)
 
 
 @transaction.atomic
 def street_image_attach_to_previous(
-    *, image: StreetSnapImage, expected_version: int | None = None
+    *, image: StreetSnapImage, actor: AbstractBaseUser, expected_version: int | None = None
 ) -> StreetSnap:
     """Attach a street image as a detail of the nearest live main image before it (by
     sort_order, then id): the usual case of a detail shot crawled right after its look."""
-    record = record_lock(record=_record_of(image), expected_version=expected_version)
+    record = _lock_to_curate(_record_of(image), actor, expected_version)
     image = _image_of(record, image.pk)
     before = Q(sort_order__lt=image.sort_order) | Q(sort_order=image.sort_order, pk__lt=image.pk)
     previous = (
@@ -321,10 +402,10 @@ def street_image_attach_to_previous(
 
 @transaction.atomic
 def street_image_detach(
-    *, image: StreetSnapImage, expected_version: int | None = None
+    *, image: StreetSnapImage, actor: AbstractBaseUser, expected_version: int | None = None
 ) -> StreetSnap:
     """Make a detail a main image again (its own group, in its place in the order)."""
-    record = record_lock(record=_record_of(image), expected_version=expected_version)
+    record = _lock_to_curate(_record_of(image), actor, expected_version)
     image = _image_of(record, image.pk)
     if not image.is_detail:
         raise RecordWriteRefused(f"Image {image.pk} is already a main image.")

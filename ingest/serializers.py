@@ -21,9 +21,9 @@ from catalog.keys import (
     normalize_season_code,
     normalize_source,
 )
+from catalog.models import YEAR_MAX, YEAR_MIN
 from ingest.models import IngestJob
 
-YEAR_MIN, YEAR_MAX = 1850, 2100
 RUNWAY_FIELDS = {"brand", "season_code", "season", "collection_type"}
 STREET_FIELDS = {"city", "month"}
 RUNWAY_IMAGE_FIELDS = {"look_index"}

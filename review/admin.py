@@ -16,7 +16,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.http import HttpResponse, HttpResponseRedirect
@@ -40,14 +40,20 @@ from catalog.services import (
     RecordWriteRefused,
     StaleRecord,
     image_soft_delete,
+    record_check_may_curate,
     record_set_cover,
-    record_update,
     street_image_attach_to_previous,
     street_image_detach,
     street_images_attach,
 )
 from review.conflicts import BadToken, Loaded, conflict_message, loaded_token, read_token
-from review.forms import OUT_OF_DATE, ReasonForm, RecordForm
+from review.forms import (
+    OUT_OF_DATE,
+    BrandAliasForm,
+    BrandAliasFormSet,
+    ReasonForm,
+    RecordForm,
+)
 from review.models import ReviewEvent
 from review.selectors import record_review_history
 from review.services import (
@@ -56,6 +62,8 @@ from review.services import (
     kind_label,
     permission_name,
     record_approve,
+    record_edit,
+    record_log_published_edit,
     record_reject,
     record_unpublish,
 )
@@ -188,6 +196,21 @@ class RecordAdmin(admin.ModelAdmin):
     def has_reject_permission(self, request, obj=None) -> bool:
         return request.user.has_perm(permission_name(self.model, Action.REJECT))
 
+    def has_change_permission(self, request, obj=None) -> bool:
+        # A published album is on the public site: changing its fields or images needs the
+        # publish permission too (catalog.services.record_check_may_curate refuses it
+        # anyway). Without it the page is read-only and says why (published_read_only).
+        return super().has_change_permission(request, obj) and not self.published_read_only(
+            request, obj
+        )
+
+    def published_read_only(self, request, obj=None) -> bool:
+        return (
+            obj is not None
+            and obj.status == Status.PUBLISHED
+            and not self.has_publish_permission(request, obj)
+        )
+
     def has_curate_permission(self, request, obj=None) -> bool:
         opts = self.image_model._meta
         return self.has_change_permission(request, obj) and request.user.has_perm(
@@ -249,13 +272,14 @@ class RecordAdmin(admin.ModelAdmin):
         return super().changelist_view(request, context)
 
     def action_checkbox(self, obj):
-        # The row's version rides along with its checkbox, so a bulk action refuses a record
-        # that changed after the list was loaded, just as the record page does.
+        # The row's loaded token (the record page's: version, time, shown values) rides along
+        # with its checkbox, so a bulk action refuses a record that changed after the list
+        # was loaded, and says who changed what, just as the record page does.
         return format_html(
-            '{}<input type="hidden" name="version_{}" value="{}">',
+            '{}<input type="hidden" name="loaded_{}" value="{}">',
             super().action_checkbox(obj),
             obj.pk,
-            obj.version,
+            loaded_token(obj),
         )
 
     @admin.display(description="cover")
@@ -361,7 +385,13 @@ class RecordAdmin(admin.ModelAdmin):
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def review_context(self, request, obj: Record, token: str) -> dict[str, Any]:
-        images = list(obj.images.live().select_related("dup_of").order_by("sort_order", "pk"))
+        # The duplicated image's album comes along: a tile names a deleted album without
+        # a link, and the page's query count stays the same however many tiles do.
+        images = list(
+            obj.images.live()
+            .select_related("dup_of", f"dup_of__{self.record_fk}")
+            .order_by("sort_order", "pk")
+        )
         tiles = {image.pk: self.tile(obj, image) for image in images}
         pending = obj.status == Status.PENDING
         history = record_review_history(record=obj)
@@ -373,6 +403,8 @@ class RecordAdmin(admin.ModelAdmin):
             "image_total": len(images),
             "mains": [image for image in images if not getattr(image, "is_detail", False)],
             "can_curate": self.has_curate_permission(request, obj),
+            "published_read_only": self.published_read_only(request, obj)
+            and super().has_change_permission(request, obj),
             # Approving needs the publish permission, from this page as from the list. With
             # the change permission too, the page's Approve button saves the field edits
             # with it (the main form); without it, the page is read-only and its Approve
@@ -395,13 +427,17 @@ class RecordAdmin(admin.ModelAdmin):
         dup = image.dup_of
         dup_url = dup_elsewhere = ""
         if image.is_duplicate and dup is not None:
-            dup_record_id = getattr(dup, f"{self.record_fk}_id")
+            dup_record = getattr(dup, self.record_fk)
             dup_url = f"#image-{dup.pk}"
-            if dup_record_id != obj.pk:
-                dup_elsewhere = "in another album"
-                dup_url = admin_url(self.model, "change", dup_record_id) + dup_url
-            if dup.deleted_at is not None:
-                dup_elsewhere = f"{dup_elsewhere}, deleted".lstrip(", ")
+            if dup_record.deleted_at is not None:
+                # Its album's page no longer exists: say where it was, link nowhere.
+                dup_elsewhere, dup_url = "in a deleted album", ""
+            else:
+                if dup_record.pk != obj.pk:
+                    dup_elsewhere = "in another album"
+                    dup_url = admin_url(self.model, "change", dup_record.pk) + dup_url
+                if dup.deleted_at is not None:
+                    dup_elsewhere = f"{dup_elsewhere}, deleted".lstrip(", ")
         operations = ["delete", "cover"]
         if self.model is StreetSnap:
             operations += ["detach", "attach-previous"]
@@ -436,7 +472,12 @@ class RecordAdmin(admin.ModelAdmin):
                     expected_version=loaded.version,
                 )
             elif changes:
-                record_update(record=obj, changes=changes, expected_version=loaded.version)
+                record_edit(
+                    record=obj,
+                    actor=request.user,
+                    changes=changes,
+                    expected_version=loaded.version,
+                )
         except StaleRecord as stale:
             raise RecordWriteRefused(conflict_message(stale.record, loaded)) from stale
 
@@ -446,6 +487,11 @@ class RecordAdmin(admin.ModelAdmin):
         return super().log_change(request, obj, message)
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        if request.method == "POST" and object_id is not None:
+            refusal = self.published_save_refusal(request, object_id)
+            if refusal:
+                self.message_user(request, refusal, messages.ERROR)
+                return HttpResponseRedirect(request.path)
         # A refusal from a service (a race lost after the form's early check, a permission,
         # a status) has rolled the whole request back: say why and show the current record.
         try:
@@ -453,6 +499,27 @@ class RecordAdmin(admin.ModelAdmin):
         except RecordWriteRefused as refusal:
             self.message_user(request, str(refusal), messages.ERROR)
             return HttpResponseRedirect(request.path)
+
+    def published_save_refusal(self, request, object_id) -> str:
+        """Why a save of a published album by an editor who may not publish is refused, in
+        words ('' when it is not such a save). Django would answer 403: the page they saved
+        was most likely loaded while the album was pending, and someone approved it since."""
+        if not super().has_change_permission(request):
+            return ""  # not an editor of this kind at all: Django's 403 it is
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None or not self.published_read_only(request, obj):
+            return ""
+        try:
+            loaded = read_token(request.POST.get("loaded"))
+        except BadToken:
+            return OUT_OF_DATE
+        if loaded.version != obj.version:
+            return conflict_message(obj, loaded)
+        try:
+            record_check_may_curate(record=obj, actor=request.user, images=False)
+        except RecordWriteRefused as refusal:
+            return str(refusal)
+        return ""
 
     def response_change(self, request, obj):
         if "_approve" in request.POST:
@@ -512,7 +579,10 @@ class RecordAdmin(admin.ModelAdmin):
 
     def curation_target(self, request, object_id: str) -> tuple[Record, Loaded]:
         obj = self.get_object(request, unquote(object_id))
-        if obj is None or not self.has_curate_permission(request, obj):
+        # The kind's permissions only: whether this album, as the write finds it under its
+        # lock, may be curated by this editor (a published one) is the service's to say,
+        # after it has said whether the page is out of date.
+        if obj is None or not self.has_curate_permission(request):
             raise PermissionDenied
         try:
             loaded = read_token(request.POST.get("loaded"))
@@ -536,49 +606,52 @@ class RecordAdmin(admin.ModelAdmin):
             lambda obj, loaded: self.operate(request, obj, loaded, image_id, operation),
         )
 
-    def operate(self, request, obj, loaded: Loaded, image_id: int, operation: str) -> str:
+    def operate(
+        self, request, obj, loaded: Loaded, image_id: int, operation: str
+    ) -> tuple[Record, str]:
         image = self.image_stub(obj, image_id)
-        version = loaded.version
+        curator = {"actor": request.user, "expected_version": loaded.version}
         if operation == "delete":
-            record = image_soft_delete(image=image, expected_version=version)
+            record = image_soft_delete(image=image, **curator)
             if obj.cover_id == image_id:
                 moved = (
                     f"the cover moved to image {record.cover_id}"
                     if record.cover_id
                     else "the album now has no cover"
                 )
-                return f"Deleted image {image_id}; {moved}."
-            return f"Deleted image {image_id}."
+                return record, f"Deleted image {image_id}; {moved}."
+            return record, f"Deleted image {image_id}."
         if operation == "cover":
-            record_set_cover(record=obj, image=image, expected_version=version)
-            return f"Image {image_id} is now the cover."
+            record = record_set_cover(record=obj, image=image, **curator)
+            return record, f"Image {image_id} is now the cover."
         if self.model is StreetSnap and operation == "attach-previous":
-            street_image_attach_to_previous(image=image, expected_version=version)
+            record = street_image_attach_to_previous(image=image, **curator)
             parent = StreetSnapImage.objects.values_list("parent_id", flat=True).get(pk=image_id)
-            return f"Image {image_id} is now a detail of image {parent}."
+            return record, f"Image {image_id} is now a detail of image {parent}."
         if self.model is StreetSnap and operation == "detach":
-            street_image_detach(image=image, expected_version=version)
-            return f"Image {image_id} is now a main image."
+            record = street_image_detach(image=image, **curator)
+            return record, f"Image {image_id} is now a main image."
         raise RecordWriteRefused(f"Unknown image operation “{operation}”.")
 
     def attach_view(self, request, object_id):
         if request.method != "POST" or self.model is not StreetSnap:
             return HttpResponseRedirect(self.change_url(object_id) + "#images")
 
-        def attach(obj, loaded: Loaded) -> str:
+        def attach(obj, loaded: Loaded) -> tuple[Record, str]:
             try:
                 main_id = int(request.POST.get("main", ""))
                 image_ids = sorted({int(pk) for pk in request.POST.getlist("images")})
             except ValueError:
                 raise RecordWriteRefused("Choose a main image and at least one image.") from None
-            street_images_attach(
+            record = street_images_attach(
                 images=[self.image_stub(obj, image_id) for image_id in image_ids],
                 main=self.image_stub(obj, main_id),
+                actor=request.user,
                 expected_version=loaded.version,
             )
             listed = ", ".join(str(pk) for pk in image_ids)
             noun = "Image" if len(image_ids) == 1 else "Images"
-            return f"{noun} {listed} attached to main image {main_id}."
+            return record, f"{noun} {listed} attached to main image {main_id}."
 
         return self.curate(request, object_id, attach)
 
@@ -588,9 +661,11 @@ class RecordAdmin(admin.ModelAdmin):
             with transaction.atomic():
                 obj, loaded = self.curation_target(request, object_id)
                 try:
-                    message = operation(obj, loaded)
+                    record, message = operation(obj, loaded)
                 except StaleRecord as stale:
                     raise RecordWriteRefused(conflict_message(stale.record, loaded)) from stale
+                # Still under the operation's lock: a published album's history says it.
+                record_log_published_edit(record=record, actor=request.user, note=message)
                 self.log_change(request, obj, message)
         except RecordWriteRefused as refusal:
             self.message_user(request, str(refusal), messages.ERROR)
@@ -752,13 +827,13 @@ class RecordAdmin(admin.ModelAdmin):
                 ),
             )
             return None
-        records = list(queryset.order_by("pk"))
+        records = self.selected_records(request, queryset)
         hidden: list[tuple[str, Any]] = [("action", request.POST.get("action", ""))]
         for record in records:
             hidden.append((admin.helpers.ACTION_CHECKBOX_NAME, record.pk))
-            version = request.POST.get(f"version_{record.pk}")
-            if version:
-                hidden.append((f"version_{record.pk}", version))
+            token = request.POST.get(f"loaded_{record.pk}")
+            if token:
+                hidden.append((f"loaded_{record.pk}", token))
         return self.reason_page(
             request,
             action=action,
@@ -768,19 +843,43 @@ class RecordAdmin(admin.ModelAdmin):
             cancel_url=request.get_full_path(),
         )
 
+    def selected_records(self, request, queryset) -> list[Record]:
+        """The albums ticked in the list, in id order.
+
+        Django hands an action the ticked rows that still match the list's tab and filters.
+        A ticked album that left them since the list was loaded (another editor approved it
+        while this one was on the pending tab) would be skipped without a word; it is added
+        back, so the transition service refuses it and the message says what happened.
+        """
+        records = list(queryset.order_by("pk"))
+        ticked = set(request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME))
+        gone = ticked - {str(record.pk) for record in records}
+        if gone:
+            records += self.get_queryset(request).filter(pk__in=[pk for pk in gone if pk.isdigit()])
+            records.sort(key=lambda record: record.pk)
+        return records
+
     def apply_to_each(
         self, request, queryset, action: str, decide: Callable[[Record, int | None], Any]
     ) -> None:
         """`decide(record, version)` once per record, each in its own transaction: a refusal
-        leaves the others applied; report both."""
+        leaves the others applied; report both.
+
+        The version is the one the list showed the row at (its loaded token). A request
+        without a token for a row (not from the list) checks the status only."""
         transition = TRANSITIONS[action]
         changed, refused = 0, []
-        for record in queryset.order_by("pk"):
-            version = request.POST.get(f"version_{record.pk}")
-            loaded = Loaded(version=int(version)) if version and version.isdigit() else None
+        for record in self.selected_records(request, queryset):
+            token = request.POST.get(f"loaded_{record.pk}")
+            try:
+                loaded = read_token(token) if token else None
+            except BadToken:
+                refused.append(f"“{record}”: {OUT_OF_DATE}")
+                continue
             try:
                 decide(record, loaded.version if loaded else None)
             except StaleRecord as stale:
+                # Only raised with a version to compare, i.e. with a token.
                 refused.append(conflict_message(stale.record, loaded))
             except RecordWriteRefused as refusal:
                 refused.append(str(refusal))
@@ -905,9 +1004,24 @@ class StreetSnapAdmin(RecordAdmin):
 
 class BrandAliasInline(admin.TabularInline):
     model = BrandAlias
+    form = BrandAliasForm
+    formset = BrandAliasFormSet
     extra = 1
     verbose_name = "alias"
-    verbose_name_plural = "Aliases (names crawlers send for this brand; any case)"
+    verbose_name_plural = (
+        "Aliases (names crawlers send for this brand; capitals and spaces do not count)"
+    )
+
+
+class AliasTakenMeanwhile(Exception):
+    pass
+
+
+ALIAS_TAKEN_MEANWHILE = (
+    "Nothing was saved: one of these aliases is already taken, most likely saved for another "
+    "brand by someone else a moment ago. Reload the page to see the aliases as they are now, "
+    "then make your changes again."
+)
 
 
 @admin.register(Brand)
@@ -917,6 +1031,24 @@ class BrandAdmin(admin.ModelAdmin):
     list_filter = ("is_featured",)
     search_fields = ("name", "slug", "aliases__alias")
     prepopulated_fields = {"slug": ["name"]}
+
+    def save_formset(self, request, form, formset, change):
+        try:
+            with transaction.atomic():
+                super().save_formset(request, form, formset, change)
+        except IntegrityError as error:
+            # The formset checked the aliases against every other brand's, but another
+            # editor's save can commit between that check and this one; the unique
+            # constraint (brand_alias_unique_ci) decides.
+            raise AliasTakenMeanwhile(ALIAS_TAKEN_MEANWHILE) from error
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        # Raised inside the view's transaction, which rolls the brand's own edits back too.
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except AliasTakenMeanwhile as refusal:
+            self.message_user(request, str(refusal), messages.ERROR)
+            return HttpResponseRedirect(request.path)
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("aliases")
@@ -928,12 +1060,15 @@ class BrandAdmin(admin.ModelAdmin):
 
 @admin.register(ReviewEvent)
 class ReviewEventAdmin(admin.ModelAdmin):
-    """Every transition of every album, newest first: who did what, and why."""
+    """Every transition of every album, and every edit of a published one, newest first: who
+    did what, and why."""
 
     list_display = ("at", "actor", "action", "record_link", "from_status", "to_status", "reason")
     list_filter = ("action", "to_status", "actor")
     list_select_related = ("actor", "runway", "street_snap")
     date_hierarchy = "at"
+    # Every record's rows together: versions of two records do not compare, so time it is
+    # here. One record's own history (its page) is in version order: see ReviewEvent.
     ordering = ("-at", "-pk")
     search_fields = ("reason", "actor__username")
 

@@ -85,7 +85,11 @@ def describe_changes(record: Record, loaded: Loaded) -> list[str]:
     """What happened to `record` since it was loaded at `loaded`, one phrase per change."""
     lines: list[str] = []
     kind = {"runway": record} if isinstance(record, Runway) else {"street_snap": record}
-    events = ReviewEvent.objects.filter(**kind, record_version__gt=loaded.version)
+    # Transitions only: an edit while published is a field edit or an image operation, which
+    # the comparison of shown values and the admin's change log below already name.
+    events = ReviewEvent.objects.filter(**kind, record_version__gt=loaded.version).exclude(
+        action=ReviewEvent.Action.EDIT
+    )
     for event in events.select_related("actor"):
         line = (
             f"status changed from {event.from_status} to {event.to_status} "
@@ -132,13 +136,13 @@ def describe_changes(record: Record, loaded: Loaded) -> list[str]:
                 lines[-1] += f" ({message})"
 
     if not lines:
-        lines.append(f"it was changed elsewhere (version {loaded.version} → {record.version})")
+        lines.append("someone else changed it")
     return lines
 
 
 def conflict_message(record: Record, loaded: Loaded) -> str:
     return (
         f"“{record}” changed since you opened it: {'; '.join(describe_changes(record, loaded))}. "
-        "Nothing was saved. Reload the page to see the current version, then make your "
+        "Nothing was saved. Reload the page to see the album as it is now, then make your "
         "changes again."
     )

@@ -1,14 +1,16 @@
 from django import forms
 from django.core.exceptions import ValidationError
+from django.db.models.functions import Lower
 
 from catalog.keys import (
     KeyValueError,
     fold_title,
+    fold_whitespace,
     normalize_city,
     normalize_collection_type,
     normalize_season_code,
 )
-from catalog.models import Runway, StreetSnap
+from catalog.models import YEAR_MAX, YEAR_MIN, BrandAlias, Runway, StreetSnap
 from catalog.services import ENTITY_KEY_TAKEN
 from review.conflicts import BadToken, Loaded, conflict_message, loaded_token, read_token
 
@@ -59,6 +61,13 @@ class RecordForm(forms.ModelForm):
         for name, (_, help_text) in NORMALISED_FIELDS.items():
             if name in self.fields:
                 self.fields[name].help_text = help_text
+        if "year" in self.fields:
+            self.fields["year"].help_text = f"From {YEAR_MIN} to {YEAR_MAX}."
+        if "month" in self.fields:
+            self.fields["month"].help_text = (
+                "1 (January) to 12 (December). 0 means unknown: albums from the old archive "
+                "keep it until someone knows the month."
+            )
 
     # Entity-key parts are saved in the form ingest looks them up in (catalog.keys): an editor's
     # "fw24" saved as typed would be a second key for the show the next crawl sends as FW24.
@@ -70,6 +79,31 @@ class RecordForm(forms.ModelForm):
 
     def clean_city(self) -> str:
         return self._normalised("city")
+
+    # Dates: the range ingest accepts. A value the album already holds is kept as it is, so
+    # an album from the old archive with year or month 0 (unknown) still saves when an editor
+    # fixes something else; entering 0 is for those albums only.
+    def clean_year(self) -> int | None:
+        year = self.cleaned_data["year"]
+        if year is not None and year != self.instance.year and not YEAR_MIN <= year <= YEAR_MAX:
+            raise ValidationError(
+                f"Enter a year from {YEAR_MIN} to {YEAR_MAX}, e.g. 2024.", code="year_range"
+            )
+        return year
+
+    def clean_month(self) -> int | None:
+        month = self.cleaned_data["month"]
+        if month is None or month == self.instance.month or 1 <= month <= 12:
+            return month
+        if month == 0:
+            raise ValidationError(
+                "0 (month unknown) is only for albums from the old archive: enter the month "
+                "as a number from 1 (January) to 12 (December).",
+                code="month_unknown",
+            )
+        raise ValidationError(
+            "Enter the month as a number from 1 (January) to 12 (December).", code="month_range"
+        )
 
     def _normalised(self, name: str) -> str:
         normalise, _ = NORMALISED_FIELDS[name]
@@ -122,3 +156,54 @@ class ReasonForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4, "cols": 60, "autofocus": True}),
         help_text="Required. It is kept in the album's review history.",
     )
+
+
+class BrandAliasForm(forms.ModelForm):
+    """One alias row of a brand's page. The alias is compared and saved with its whitespace
+    folded, as brand resolution reads it (catalog.keys.fold_whitespace)."""
+
+    class Meta:
+        model = BrandAlias
+        fields = ["alias"]
+
+    def clean_alias(self) -> str:
+        return fold_whitespace(self.cleaned_data["alias"])
+
+    def validate_constraints(self) -> None:
+        # The alias's one constraint (brand_alias_unique_ci) is checked by BrandAliasFormSet,
+        # which sees what Django's check of one row cannot: the other rows of the same save
+        # (two rows typed alike, a row that frees an alias another row takes). The database
+        # still decides a race; the brand admin turns that into a message.
+        pass
+
+
+class BrandAliasFormSet(forms.BaseInlineFormSet):
+    def clean(self) -> None:
+        super().clean()
+        kept: dict[str, forms.ModelForm] = {}  # lower-cased alias -> its first row
+        for form in self.forms:
+            alias = getattr(form, "cleaned_data", {}).get("alias")
+            if not alias or self._should_delete_form(form):
+                continue
+            first = kept.setdefault(alias.lower(), form)
+            if first is not form:
+                form.add_error(
+                    "alias",
+                    f"“{alias}” is the same alias as “{first.cleaned_data['alias']}” in another "
+                    "row (capitals and spaces do not count): keep one of the two rows.",
+                )
+        # Every alias of this brand is a row here, so only other brands' aliases can clash.
+        # One query for all rows.
+        others = BrandAlias.objects.annotate(alias_lower=Lower("alias")).filter(
+            alias_lower__in=list(kept)
+        )
+        if self.instance.pk is not None:
+            others = others.exclude(brand=self.instance)
+        for held in others.select_related("brand"):
+            form = kept[held.alias_lower]
+            alias = form.cleaned_data["alias"]
+            form.add_error(
+                "alias",
+                f"“{alias}” is already an alias of {held.brand} (as “{held.alias}”). An alias "
+                f"names one brand only: remove it from {held.brand} first, or clear this row.",
+            )

@@ -1,4 +1,6 @@
-"""The review history: one row per transition of a record, append-only."""
+"""The review history, append-only: one row per transition of a record, and one per change
+made to a published album (its status stays; the row says who changed the public album,
+and what)."""
 
 from django.conf import settings
 from django.db import models
@@ -28,6 +30,9 @@ class ReviewEvent(models.Model):
         APPROVE = "approve", "Approved"
         REJECT = "reject", "Rejected"
         UNPUBLISH = "unpublish", "Unpublished"
+        # Not a transition (from and to are both published): a field edit or an image
+        # operation on an album the public sees, which no approve reviewed.
+        EDIT = "edit", "Edited while published"
 
     # Exactly one of the two records. PROTECT: a record with history is never hard-deleted
     # (records are soft-deleted), and a cascade would silently erase its history.
@@ -40,8 +45,11 @@ class ReviewEvent(models.Model):
     action = models.CharField(max_length=16, choices=Action.choices)
     from_status = models.CharField(max_length=16, choices=Record.Status.choices)
     to_status = models.CharField(max_length=16, choices=Record.Status.choices)
+    # Why, for a reject or unpublish; for an edit while published, what was done to the
+    # images ("Deleted image 12; the cover moved to image 13.").
     reason = models.TextField(blank=True, default="")
-    # Field edits applied with an approve: {field: [old, new]}, display values.
+    # Field edits applied with an approve or an edit while published: {field: [old, new]},
+    # display values.
     changes = models.JSONField(default=dict, blank=True)
     # PROTECT: an editor who reviewed something is deactivated, not deleted, so the history
     # keeps naming a real account.
@@ -50,14 +58,20 @@ class ReviewEvent(models.Model):
     )
     at = models.DateTimeField()
     # The record's version right after this transition: the admin's stale-edit message finds
-    # the transitions made since a page was loaded by comparing versions, not clocks.
+    # the transitions made since a page was loaded by comparing versions, not clocks. It is
+    # also the order of a record's history: every write to a record bumps its version under
+    # the record's row lock (catalog.services.record_save), so versions follow the order in
+    # which the writes committed, where `at` is one web server's clock, and clocks of two
+    # servers can disagree by more than the time between two decisions.
     record_version = models.PositiveIntegerField()
 
     objects = ReviewEventQuerySet.as_manager()
 
     class Meta:
         db_table = "review_events"
-        ordering = ["at", "pk"]
+        # The order within one record's history, which is how it is read (versions of two
+        # records do not compare: the admin's list of every record's history sorts by time).
+        ordering = ["record_version", "pk"]
         verbose_name = "review event"
         verbose_name_plural = "review history"
         constraints = [

@@ -39,9 +39,14 @@ def record_review_history(*, record: Record) -> list[HistoryLine]:
     line. Its time is when the re-crawl's images were written (a reopen always adds images,
     in the same transaction as the status, and nothing else adds images to an existing
     record); its job is named for the latest reopen only, the one `ingest_job_id` still
-    holds. Two queries, whatever the history's length.
+    holds. Rows come in the record's version order (ReviewEvent.record_version), which a
+    re-crawl also follows: it bumps the version between the rejection and the next row. Only
+    the re-crawl's time is read off clocks (the rows' `at` bound the window its images were
+    written in); if two servers' clocks disagree so much that the window is empty, the line
+    stays in its place, undated. Two queries, whatever the history's length.
     """
-    events = list(record.review_events.select_related("actor").order_by("at", "pk"))
+    # In version order, not by `at`: see ReviewEvent.record_version.
+    events = list(record.review_events.select_related("actor").order_by("record_version", "pk"))
     gaps = []  # indexes of the rows after which a re-crawl reopened the record
     for index, event in enumerate(events):
         if event.to_status != Status.REJECTED:

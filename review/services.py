@@ -7,11 +7,16 @@ it locks the record row, checks the status it starts from (and the version the e
 loaded, when there is one), applies the editor's field edits with an approve, sets the
 review fields, and appends a history row. Image rows are never touched: image ids are
 stable across approve, edit and publish.
+
+A change to a published album is not a transition, but the public sees it without an
+approve: `record_edit` (field edits) and `record_log_published_edit` (after an image
+operation) append an "edited while published" row for it, with who and what.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -19,7 +24,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import Record, Runway
-from catalog.services import RecordWriteRefused, record_apply_edits, record_lock, record_save
+from catalog.services import (
+    RecordWriteRefused,
+    record_apply_edits,
+    record_lock,
+    record_save,
+    record_update,
+)
 from review.models import ReviewEvent
 
 Action = ReviewEvent.Action
@@ -135,17 +146,88 @@ def record_transition(
         locked.reject_reason = reason
     record_save(record=locked, fields=fields)
 
+    return _append(
+        locked,
+        action=action,
+        from_status=from_status,
+        actor=actor,
+        reason=reason,
+        changes=diff,
+        at=now,
+    )
+
+
+def _append(
+    locked: Record,
+    *,
+    action: str,
+    from_status: str,
+    actor: AbstractBaseUser,
+    reason: str = "",
+    changes: dict[str, list[str]] | None = None,
+    at: datetime | None = None,
+) -> ReviewEvent:
+    """The history row of a write just made to `locked`, under its row lock: the row takes
+    the version that write gave the record, which orders the history."""
     return ReviewEvent.objects.create(
         runway=locked if isinstance(locked, Runway) else None,
         street_snap=None if isinstance(locked, Runway) else locked,
         action=action,
         from_status=from_status,
-        to_status=transition.target,
+        to_status=locked.status,
         reason=reason,
-        changes=diff,
+        changes=changes or {},
         actor=actor,
-        at=now,
+        at=at or timezone.now(),
         record_version=locked.version,
+    )
+
+
+@transaction.atomic
+def record_edit(
+    *,
+    record: Record,
+    actor: AbstractBaseUser,
+    changes: dict[str, Any],
+    expected_version: int | None = None,
+) -> tuple[Record, dict[str, list[str]]]:
+    """An editor's field edits without a status change (catalog.services.record_update,
+    which refuses an actor who may not make them); on a published album, with an "edited
+    while published" row listing the edits. Returns the record and the diff."""
+    locked, diff = record_update(
+        record=record, actor=actor, changes=changes, expected_version=expected_version
+    )
+    if diff:
+        record_log_published_edit(record=locked, actor=actor, changes=diff)
+    return locked, diff
+
+
+def record_log_published_edit(
+    *,
+    record: Record,
+    actor: AbstractBaseUser,
+    changes: dict[str, list[str]] | None = None,
+    note: str = "",
+) -> ReviewEvent | None:
+    """Append "edited while published" for a curation write just made to `record`, if the
+    album is published: `changes` are field edits, `note` says what was done to its images.
+
+    `record` is the locked copy the catalog service returned, and this must run in the
+    transaction of that write, which still holds the row lock: the row then carries the
+    version the write gave the album. An album that is not published gets no row: nobody
+    sees it yet, and what an editor changed before approving is in the approve's row.
+    """
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("record_log_published_edit runs in the transaction of the write.")
+    if record.status != Status.PUBLISHED:
+        return None
+    return _append(
+        record,
+        action=Action.EDIT,
+        from_status=record.status,
+        actor=actor,
+        reason=note,
+        changes=changes,
     )
 
 

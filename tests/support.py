@@ -12,3 +12,15 @@ def rollback_each_example():
     with transaction.atomic():
         yield
         transaction.set_rollback(True)
+
+
+def curator():
+    """An editor who may curate any album, published ones included (a superuser: tests of
+    what curation does, not of who may do it, which build their editors from permissions).
+    The curation services (catalog.services) all take the acting editor."""
+    from django.contrib.auth.models import User
+
+    user, _ = User.objects.get_or_create(
+        username="curator", defaults={"is_superuser": True, "is_staff": True}
+    )
+    return user

@@ -2,6 +2,7 @@
 PostgreSQL and on SQLite."""
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from hypothesis import given
@@ -153,6 +154,23 @@ class TestStatus:
     def test_the_database_refuses_month_13(self):
         with pytest.raises(IntegrityError), transaction.atomic():
             StreetSnapFactory(month=13)
+
+    @pytest.mark.parametrize(
+        ("factory", "fields", "message"),
+        [
+            (StreetSnapFactory, {"month": 13}, "The month is a number from 1 to 12"),
+            (StreetSnapFactory, {"status": "approved"}, "pending, published or rejected"),
+            (RunwayFactory, {"status": "approved"}, "pending, published or rejected"),
+        ],
+    )
+    def test_model_validation_says_in_words_what_a_check_refuses(self, factory, fields, message):
+        record = factory.build(**fields)
+
+        with pytest.raises(ValidationError) as refused:
+            record.validate_constraints()
+
+        assert message in str(refused.value)
+        assert "Constraint" not in str(refused.value)
 
 
 class TestStreetDetail:

@@ -4,6 +4,7 @@ invariants a hypothesis state machine checks after every step; and the refusals 
 that every catalog write shares. Portable."""
 
 import pytest
+from django.contrib.auth.models import Permission, User
 from django.utils import timezone
 from hypothesis import settings as machine_settings
 from hypothesis import strategies as st
@@ -28,7 +29,7 @@ from tests.factories import (
     StreetSnapFactory,
     StreetSnapImageFactory,
 )
-from tests.support import rollback_each_example
+from tests.support import curator, rollback_each_example
 
 pytestmark = pytest.mark.django_db
 
@@ -94,9 +95,13 @@ class TestRefusals:
     @pytest.mark.parametrize(
         "operation",
         [
-            lambda runway, images: record_update(record=runway, changes={"title": "x"}),
-            lambda runway, images: record_set_cover(record=runway, image=images[1]),
-            lambda runway, images: image_soft_delete(image=images[1]),
+            lambda runway, images: record_update(
+                actor=curator(), record=runway, changes={"title": "x"}
+            ),
+            lambda runway, images: record_set_cover(
+                actor=curator(), record=runway, image=images[1]
+            ),
+            lambda runway, images: image_soft_delete(actor=curator(), image=images[1]),
         ],
         ids=["update", "cover", "delete image"],
     )
@@ -112,11 +117,148 @@ class TestRefusals:
         assert not RunwayImage.objects.filter(deleted_at__isnull=False).exists()
 
 
+def editor_with(*codenames: str) -> User:
+    """An editor with exactly these catalog permissions (fresh: no cached permissions)."""
+    user = User.objects.create_user(f"editor{User.objects.count()}", is_staff=True)
+    user.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="catalog", codename__in=codenames)
+    )
+    return User.objects.get(pk=user.pk)
+
+
+CURATE = ["change_runway", "change_runwayimage", "change_streetsnap", "change_streetsnapimage"]
+PUBLISH = ["publish_runway", "publish_streetsnap"]
+
+# Every curation write, on an album of the layout given, as `actor`.
+CURATIONS = [
+    pytest.param(
+        "runway", lambda r, im, actor: record_update(record=r, actor=actor, changes={"title": "x"}),
+        id="edit fields",
+    ),
+    pytest.param(
+        "runway", lambda r, im, actor: record_set_cover(record=r, image=im[1], actor=actor),
+        id="set cover",
+    ),
+    pytest.param(
+        "runway", lambda r, im, actor: image_soft_delete(image=im[1], actor=actor),
+        id="delete image",
+    ),
+    pytest.param(
+        "MM", lambda r, im, actor: street_image_attach_to_previous(image=im[1], actor=actor),
+        id="attach to previous",
+    ),
+    pytest.param(
+        "MM", lambda r, im, actor: street_image_attach(image=im[1], main=im[0], actor=actor),
+        id="attach",
+    ),
+    pytest.param(
+        "MM", lambda r, im, actor: street_images_attach(images=[im[1]], main=im[0], actor=actor),
+        id="attach selected",
+    ),
+    pytest.param(
+        "Md", lambda r, im, actor: street_image_detach(image=im[1], actor=actor), id="detach"
+    ),
+]  # fmt: skip
+
+
+def album(layout: str, status: str):
+    record, images = runway_with(2) if layout == "runway" else snap_with(layout)
+    type(record).objects.filter(pk=record.pk).update(status=status)
+    record.refresh_from_db()
+    return record, images
+
+
+def image_rows(record) -> list[tuple]:
+    grouping = "parent_id" if isinstance(record, StreetSnap) else "look_index"
+    return sorted(record.images.values_list("pk", "deleted_at", grouping))
+
+
+class TestWhoMayCurate:
+    @pytest.mark.parametrize(("layout", "curate"), CURATIONS)
+    def test_a_published_album_is_changed_only_by_an_editor_who_may_publish(self, layout, curate):
+        # Given a published album, and an editor who may edit but not publish
+        record, images = album(layout, "published")
+        before = (type(record).objects.values().get(pk=record.pk), image_rows(record))
+
+        # Then every curation is refused, saying why and what to do, and nothing changes
+        with pytest.raises(RecordWriteRefused) as refused:
+            curate(record, images, editor_with(*CURATE))
+
+        assert "is published, so it is on the public site" in str(refused.value)
+        assert "Ask an editor who can publish" in str(refused.value)
+        assert (type(record).objects.values().get(pk=record.pk), image_rows(record)) == before
+
+        # And an editor who may publish too makes it
+        curate(record, images, editor_with(*CURATE, *PUBLISH))
+        assert type(record).objects.get(pk=record.pk).version == 2
+
+    @pytest.mark.parametrize(("layout", "curate"), CURATIONS)
+    @pytest.mark.parametrize("status", ["pending", "rejected"])
+    def test_an_album_not_on_the_site_needs_no_publish_permission(self, layout, curate, status):
+        record, images = album(layout, status)
+
+        curate(record, images, editor_with(*CURATE))
+
+        assert type(record).objects.get(pk=record.pk).version == 2
+
+    @pytest.mark.parametrize(("layout", "curate"), CURATIONS)
+    def test_without_the_change_permission_nothing_is_curated(self, layout, curate):
+        record, images = album(layout, "pending")
+
+        with pytest.raises(RecordWriteRefused, match="You do not have permission to change"):
+            curate(record, images, editor_with(*PUBLISH))
+
+        assert type(record).objects.get(pk=record.pk).version == 1
+
+    def test_a_stale_page_is_said_before_a_missing_permission(self):
+        # The editor's page was loaded while the album was pending; it is published now.
+        runway, _ = album("runway", "published")
+
+        with pytest.raises(StaleRecord):
+            record_update(
+                record=runway,
+                actor=editor_with(*CURATE),
+                changes={"title": "x"},
+                expected_version=0,
+            )
+
+
+class TestThePublishedAlbumsLastImage:
+    @pytest.mark.parametrize("layout", ["runway", "Md"])
+    def test_it_cannot_be_deleted_even_by_a_superuser(self, layout):
+        # Given a published album with two images, one deleted already
+        record, images = album(layout, "published")
+        image_soft_delete(image=images[0], actor=curator())
+
+        # When the last one is deleted
+        with pytest.raises(RecordWriteRefused) as refused:
+            image_soft_delete(image=images[1], actor=curator())
+
+        # Then it is refused, and the message says to unpublish first
+        assert f"Image {images[1].pk} is the last image of" in str(refused.value)
+        assert "unpublish the album first" in str(refused.value)
+        record.refresh_from_db()
+        assert (record.image_count, record.cover_id) == (1, images[1].pk)
+        assert type(images[1]).objects.get(pk=images[1].pk).deleted_at is None
+
+    @pytest.mark.parametrize("status", ["pending", "rejected"])
+    def test_an_album_not_on_the_site_may_lose_its_last_image(self, status):
+        record, images = album("runway", status)
+
+        image_soft_delete(image=images[0], actor=curator())
+        image_soft_delete(image=images[1], actor=curator())
+
+        record.refresh_from_db()
+        assert (record.image_count, record.cover_id) == (0, None)
+
+
 class TestRecordUpdate:
     def test_edits_are_saved_and_the_version_bumped(self):
         runway, _ = runway_with(1)
 
-        record, diff = record_update(record=runway, changes={"title": "New", "year": 2025})
+        record, diff = record_update(
+            actor=curator(), record=runway, changes={"title": "New", "year": 2025}
+        )
 
         runway.refresh_from_db()
         assert (runway.title, runway.year, runway.version) == ("New", 2025, 2)
@@ -126,17 +268,19 @@ class TestRecordUpdate:
     def test_an_edit_that_changes_nothing_writes_nothing(self):
         runway, _ = runway_with(1)
 
-        _, diff = record_update(record=runway, changes={"title": runway.title})
+        _, diff = record_update(actor=curator(), record=runway, changes={"title": runway.title})
 
         runway.refresh_from_db()
         assert diff == {} and runway.version == 1
 
     def test_a_stale_edit_is_refused(self):
         runway, _ = runway_with(1)
-        record_update(record=runway, changes={"title": "First"})
+        record_update(actor=curator(), record=runway, changes={"title": "First"})
 
         with pytest.raises(StaleRecord):
-            record_update(record=runway, changes={"title": "Second"}, expected_version=1)
+            record_update(
+                actor=curator(), record=runway, changes={"title": "Second"}, expected_version=1
+            )
 
         runway.refresh_from_db()
         assert runway.title == "First"
@@ -146,7 +290,7 @@ class TestRecordUpdate:
         snap = StreetSnapFactory(city="Paris", year=2026, month=3, title="Day Two")
 
         with pytest.raises(RecordWriteRefused, match="Another live street album"):
-            record_update(record=snap, changes={"title": "Day  One"})
+            record_update(actor=curator(), record=snap, changes={"title": "Day  One"})
 
         snap.refresh_from_db()
         assert (snap.title, snap.version) == ("Day Two", 1)
@@ -157,7 +301,7 @@ class TestDeleteImage:
         runway, images = runway_with(3)
         before = timezone.now()
 
-        record = image_soft_delete(image=images[1])
+        record = image_soft_delete(actor=curator(), image=images[1])
 
         assert RunwayImage.objects.filter(runway=runway).count() == 3
         assert RunwayImage.objects.get(pk=images[1].pk).deleted_at >= before
@@ -167,7 +311,7 @@ class TestDeleteImage:
         runway, images = runway_with(3)
         RunwayImage.objects.filter(pk=images[2].pk).update(sort_order=-1)  # now first in order
 
-        image_soft_delete(image=images[0])
+        image_soft_delete(actor=curator(), image=images[0])
 
         runway.refresh_from_db()
         assert runway.cover_id == images[2].pk
@@ -175,7 +319,7 @@ class TestDeleteImage:
     def test_deleting_the_last_image_clears_the_cover(self):
         runway, images = runway_with(1)
 
-        image_soft_delete(image=images[0])
+        image_soft_delete(actor=curator(), image=images[0])
 
         runway.refresh_from_db()
         assert (runway.cover_id, runway.image_count) == (None, 0)
@@ -183,12 +327,14 @@ class TestDeleteImage:
     def test_a_street_cover_moves_to_a_main_image_not_a_detail(self):
         snap, images = snap_with("MddM")
 
-        image_soft_delete(image=images[1])  # a detail: cover stays
+        image_soft_delete(actor=curator(), image=images[1])  # a detail: cover stays
         snap.refresh_from_db()
         assert snap.cover_id == images[0].pk
 
         StreetSnapImage.objects.filter(pk=images[3].pk).update(sort_order=-1)
-        image_soft_delete(image=images[0])  # the cover, a main with one live detail left
+        image_soft_delete(
+            actor=curator(), image=images[0]
+        )  # the cover, a main with one live detail left
 
         snap.refresh_from_db()
         # images[2] became the main of the old group, but images[3] comes first by order.
@@ -198,17 +344,17 @@ class TestDeleteImage:
     def test_deleting_a_main_image_keeps_its_group_under_its_first_detail(self):
         snap, images = snap_with("MdddM")
 
-        image_soft_delete(image=images[0])
+        image_soft_delete(actor=curator(), image=images[0])
 
         assert groups(snap) == {images[1].pk: [images[2].pk, images[3].pk], images[4].pk: []}
         assert_street_invariants(snap)
 
     def test_deleting_twice_is_refused(self):
         runway, images = runway_with(2)
-        image_soft_delete(image=images[0])
+        image_soft_delete(actor=curator(), image=images[0])
 
         with pytest.raises(RecordWriteRefused, match="has been deleted"):
-            image_soft_delete(image=images[0])
+            image_soft_delete(actor=curator(), image=images[0])
 
     def test_an_image_of_another_album_is_refused(self):
         runway, _ = runway_with(1)
@@ -216,7 +362,7 @@ class TestDeleteImage:
         stranger = RunwayImage(pk=others[0].pk, runway_id=runway.pk)
 
         with pytest.raises(RecordWriteRefused, match="not an image of"):
-            image_soft_delete(image=stranger)
+            image_soft_delete(actor=curator(), image=stranger)
 
         assert RunwayImage.objects.get(pk=others[0].pk).deleted_at is None
 
@@ -225,7 +371,7 @@ class TestSetCover:
     def test_any_live_image_of_the_album_can_be_the_cover(self):
         runway, images = runway_with(3)
 
-        record_set_cover(record=runway, image=images[2])
+        record_set_cover(actor=curator(), record=runway, image=images[2])
 
         runway.refresh_from_db()
         assert (runway.cover_id, runway.version) == (images[2].pk, 2)
@@ -233,12 +379,12 @@ class TestSetCover:
     def test_a_deleted_or_foreign_image_cannot(self):
         runway, images = runway_with(2)
         _, others = runway_with(1)
-        image_soft_delete(image=images[1])
+        image_soft_delete(actor=curator(), image=images[1])
 
         with pytest.raises(RecordWriteRefused, match="has been deleted"):
-            record_set_cover(record=runway, image=images[1])
+            record_set_cover(actor=curator(), record=runway, image=images[1])
         with pytest.raises(RecordWriteRefused, match="not an image of"):
-            record_set_cover(record=runway, image=others[0])
+            record_set_cover(actor=curator(), record=runway, image=others[0])
 
         runway.refresh_from_db()
         assert runway.cover_id == images[0].pk
@@ -248,14 +394,14 @@ class TestStreetGroups:
     def test_attach_to_previous_main(self):
         snap, images = snap_with("MMM")
 
-        street_image_attach_to_previous(image=images[2])
+        street_image_attach_to_previous(actor=curator(), image=images[2])
 
         assert groups(snap) == {images[0].pk: [], images[1].pk: [images[2].pk]}
 
     def test_attaching_a_main_with_details_merges_the_groups(self):
         snap, images = snap_with("MdMdd")
 
-        street_image_attach_to_previous(image=images[2])
+        street_image_attach_to_previous(actor=curator(), image=images[2])
 
         assert groups(snap) == {
             images[0].pk: [images[1].pk, images[2].pk, images[3].pk, images[4].pk]
@@ -265,7 +411,7 @@ class TestStreetGroups:
     def test_attach_to_a_chosen_main_merges_too(self):
         snap, images = snap_with("MdMM")
 
-        street_image_attach(image=images[0], main=images[3])
+        street_image_attach(actor=curator(), image=images[0], main=images[3])
 
         assert groups(snap) == {images[2].pk: [], images[3].pk: [images[0].pk, images[1].pk]}
         assert_street_invariants(snap)
@@ -273,25 +419,41 @@ class TestStreetGroups:
     def test_a_detail_can_move_to_another_main(self):
         snap, images = snap_with("MdM")
 
-        street_image_attach(image=images[1], main=images[2])
+        street_image_attach(actor=curator(), image=images[1], main=images[2])
 
         assert groups(snap) == {images[0].pk: [], images[2].pk: [images[1].pk]}
 
     def test_detach_makes_a_detail_a_main_image(self):
         snap, images = snap_with("Mdd")
 
-        street_image_detach(image=images[1])
+        street_image_detach(actor=curator(), image=images[1])
 
         assert groups(snap) == {images[0].pk: [images[2].pk], images[1].pk: []}
 
     @pytest.mark.parametrize(
         ("layout", "operation", "message"),
         [
-            ("MM", lambda im: street_image_attach_to_previous(image=im[0]), "no main image before"),
-            ("Md", lambda im: street_image_attach(image=im[0], main=im[1]), "choose a main"),
-            ("MM", lambda im: street_image_attach(image=im[0], main=im[0]), "itself"),
-            ("Md", lambda im: street_image_attach(image=im[1], main=im[0]), "already a detail"),
-            ("MM", lambda im: street_image_detach(image=im[1]), "already a main"),
+            (
+                "MM",
+                lambda im: street_image_attach_to_previous(actor=curator(), image=im[0]),
+                "no main image before",
+            ),
+            (
+                "Md",
+                lambda im: street_image_attach(actor=curator(), image=im[0], main=im[1]),
+                "choose a main",
+            ),
+            (
+                "MM",
+                lambda im: street_image_attach(actor=curator(), image=im[0], main=im[0]),
+                "itself",
+            ),
+            (
+                "Md",
+                lambda im: street_image_attach(actor=curator(), image=im[1], main=im[0]),
+                "already a detail",
+            ),
+            ("MM", lambda im: street_image_detach(actor=curator(), image=im[1]), "already a main"),
         ],
     )
     def test_refusals_change_nothing(self, layout, operation, message):
@@ -306,24 +468,24 @@ class TestStreetGroups:
 
     def test_a_deleted_main_cannot_receive_details(self):
         snap, images = snap_with("MM")
-        image_soft_delete(image=images[0])
+        image_soft_delete(actor=curator(), image=images[0])
 
         with pytest.raises(RecordWriteRefused, match="has been deleted"):
-            street_image_attach(image=images[1], main=images[0])
+            street_image_attach(actor=curator(), image=images[1], main=images[0])
 
     def test_an_image_of_another_album_cannot_be_a_parent(self):
         snap, images = snap_with("MM")
         _, others = snap_with("M")
 
         with pytest.raises(RecordWriteRefused, match="not an image of"):
-            street_image_attach(image=images[1], main=others[0])
+            street_image_attach(actor=curator(), image=images[1], main=others[0])
 
     def test_a_stale_version_is_refused(self):
         snap, images = snap_with("MMM")
-        street_image_attach_to_previous(image=images[1])
+        street_image_attach_to_previous(actor=curator(), image=images[1])
 
         with pytest.raises(StaleRecord):
-            street_image_attach_to_previous(image=images[2], expected_version=1)
+            street_image_attach_to_previous(actor=curator(), image=images[2], expected_version=1)
 
     def test_attach_selected_moves_a_main_image_together_with_its_own_details(self):
         # Ingest puts details right after their main image: selecting a group and attaching
@@ -333,7 +495,9 @@ class TestStreetGroups:
 
         for selection in [group, group[::-1]]:
             with rollback_each_example():
-                record = street_images_attach(images=selection, main=images[0], expected_version=1)
+                record = street_images_attach(
+                    actor=curator(), images=selection, main=images[0], expected_version=1
+                )
 
                 assert groups(snap) == {
                     images[0].pk: [images[1].pk, images[2].pk, images[3].pk, images[4].pk]
@@ -344,14 +508,16 @@ class TestStreetGroups:
     def test_attach_selected_leaves_an_image_already_under_the_main_as_it_is(self):
         snap, images = snap_with("MdMM")
 
-        street_images_attach(images=[images[1], images[3]], main=images[0])
+        street_images_attach(actor=curator(), images=[images[1], images[3]], main=images[0])
 
         assert groups(snap) == {images[0].pk: [images[1].pk, images[3].pk], images[2].pk: []}
 
     def test_attach_selected_merges_several_groups_at_once(self):
         snap, images = snap_with("MdMdMdM")
 
-        street_images_attach(images=[images[2], images[4], images[5]], main=images[6])
+        street_images_attach(
+            actor=curator(), images=[images[2], images[4], images[5]], main=images[6]
+        )
 
         assert groups(snap) == {
             images[0].pk: [images[1].pk],
@@ -375,7 +541,9 @@ class TestStreetGroups:
         before = groups(snap)
 
         with pytest.raises(RecordWriteRefused, match=message):
-            street_images_attach(images=[images[i] for i in selected], main=images[main])
+            street_images_attach(
+                actor=curator(), images=[images[i] for i in selected], main=images[main]
+            )
 
         snap.refresh_from_db()
         assert groups(snap) == before and snap.version == 1
@@ -383,15 +551,15 @@ class TestStreetGroups:
     def test_attach_selected_refuses_an_image_of_another_album_or_a_deleted_one(self):
         snap, images = snap_with("MdMM")
         _, others = snap_with("M")
-        image_soft_delete(image=images[3])
+        image_soft_delete(actor=curator(), image=images[3])
         before = groups(snap)
 
         with pytest.raises(RecordWriteRefused, match="not an image of"):
-            street_images_attach(images=[images[2], others[0]], main=images[0])
+            street_images_attach(actor=curator(), images=[images[2], others[0]], main=images[0])
         with pytest.raises(RecordWriteRefused, match="has been deleted"):
-            street_images_attach(images=[images[2], images[3]], main=images[0])
+            street_images_attach(actor=curator(), images=[images[2], images[3]], main=images[0])
         with pytest.raises(RecordWriteRefused, match="not an image of"):
-            street_images_attach(images=[images[2]], main=others[0])
+            street_images_attach(actor=curator(), images=[images[2]], main=others[0])
 
         snap.refresh_from_db()
         assert groups(snap) == before and snap.version == 2  # the delete only
@@ -399,21 +567,23 @@ class TestStreetGroups:
 
     def test_attach_selected_checks_the_loaded_version(self):
         snap, images = snap_with("MMM")
-        street_image_attach_to_previous(image=images[1])
+        street_image_attach_to_previous(actor=curator(), image=images[1])
 
         with pytest.raises(StaleRecord):
-            street_images_attach(images=[images[2]], main=images[0], expected_version=1)
+            street_images_attach(
+                actor=curator(), images=[images[2]], main=images[0], expected_version=1
+            )
 
     def test_grouping_never_rewrites_or_recreates_image_rows_beyond_their_parent(self):
         snap, images = snap_with("MdMdM")
         columns = ["id", "storage_key", "sha1", "sort_order", "phash", "created_at"]
         before = list(StreetSnapImage.objects.order_by("pk").values_list(*columns))
 
-        street_image_attach_to_previous(image=images[2])
-        street_image_detach(image=images[3])
-        street_image_attach(image=images[4], main=images[3])
-        street_images_attach(images=[images[3], images[4]], main=images[0])
-        image_soft_delete(image=images[0])
+        street_image_attach_to_previous(actor=curator(), image=images[2])
+        street_image_detach(actor=curator(), image=images[3])
+        street_image_attach(actor=curator(), image=images[4], main=images[3])
+        street_images_attach(actor=curator(), images=[images[3], images[4]], main=images[0])
+        image_soft_delete(actor=curator(), image=images[0])
 
         assert list(StreetSnapImage.objects.order_by("pk").values_list(*columns)) == before
 
@@ -463,7 +633,9 @@ class StreetGroupingMachine(RuleBasedStateMachine):
         ]
         target = max(previous, key=lambda m: (m.sort_order, m.pk)) if previous else None
         allowed = image.deleted_at is None and target is not None and image.parent_id != target.pk
-        self.attempt(lambda: street_image_attach_to_previous(image=image), allowed=allowed)
+        self.attempt(
+            lambda: street_image_attach_to_previous(actor=curator(), image=image), allowed=allowed
+        )
 
     @rule(i=indexes, j=indexes)
     def attach(self, i, j):
@@ -475,7 +647,9 @@ class StreetGroupingMachine(RuleBasedStateMachine):
             and not main.is_detail
             and image.parent_id != main.pk
         )
-        self.attempt(lambda: street_image_attach(image=image, main=main), allowed=allowed)
+        self.attempt(
+            lambda: street_image_attach(actor=curator(), image=image, main=main), allowed=allowed
+        )
 
     @rule(selection=st.lists(indexes, min_size=1, max_size=4, unique=True), j=indexes)
     def attach_selected(self, selection, j):
@@ -490,7 +664,9 @@ class StreetGroupingMachine(RuleBasedStateMachine):
             # of those changes nothing and is refused.
             and any(image.parent_id != main.pk for image in images)
         )
-        self.attempt(lambda: street_images_attach(images=images, main=main), allowed=allowed)
+        self.attempt(
+            lambda: street_images_attach(actor=curator(), images=images, main=main), allowed=allowed
+        )
         if allowed:
             # The selected images, and the details of the selected main images, are now
             # details of the main image; every other group lost exactly those.
@@ -510,26 +686,33 @@ class StreetGroupingMachine(RuleBasedStateMachine):
     @rule(selection=st.lists(indexes, min_size=0, max_size=3, unique=True), j=indexes)
     def attach_selected_with_another_albums_image(self, selection, j):
         images = [self.image(i) for i in selection] + [self.other]
-        self.attempt(lambda: street_images_attach(images=images, main=self.image(j)), allowed=False)
+        self.attempt(
+            lambda: street_images_attach(actor=curator(), images=images, main=self.image(j)),
+            allowed=False,
+        )
 
     @rule(i=indexes)
     def attach_to_another_albums_image(self, i):
         self.attempt(
-            lambda: street_image_attach(image=self.image(i), main=self.other), allowed=False
+            lambda: street_image_attach(actor=curator(), image=self.image(i), main=self.other),
+            allowed=False,
         )
 
     @rule(i=indexes)
     def detach(self, i):
         image = self.image(i)
         allowed = image.deleted_at is None and image.is_detail
-        self.attempt(lambda: street_image_detach(image=image), allowed=allowed)
+        self.attempt(lambda: street_image_detach(actor=curator(), image=image), allowed=allowed)
 
     @rule(i=indexes)
     def delete(self, i):
         image = self.image(i)
         snap = StreetSnap.objects.get(pk=self.snap.pk)
         was_cover = snap.cover_id == image.pk
-        self.attempt(lambda: image_soft_delete(image=image), allowed=image.deleted_at is None)
+        self.attempt(
+            lambda: image_soft_delete(actor=curator(), image=image),
+            allowed=image.deleted_at is None,
+        )
         if was_cover and image.deleted_at is None:
             snap.refresh_from_db()
             first_main = (
@@ -542,7 +725,9 @@ class StreetGroupingMachine(RuleBasedStateMachine):
         image = self.image(i)
         snap = StreetSnap.objects.get(pk=self.snap.pk)
         allowed = image.deleted_at is None and snap.cover_id != image.pk
-        self.attempt(lambda: record_set_cover(record=snap, image=image), allowed=allowed)
+        self.attempt(
+            lambda: record_set_cover(actor=curator(), record=snap, image=image), allowed=allowed
+        )
 
     @invariant()
     def invariants_hold(self):

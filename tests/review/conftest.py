@@ -44,16 +44,25 @@ def store_photo(name: str, key: str) -> str:
     return key
 
 
+# review's data migrations that make the Editors group, and the function of each.
+EDITORS_GROUP_MIGRATIONS = [
+    ("0002_editors_group", "create_editors_group"),
+    ("0004_editors_delete_brand_aliases", "grant_delete_brand_alias"),
+]
+
+
 def editors_group() -> Group:
-    """The Editors group as review's data migration makes it.
+    """The Editors group as review's data migrations make it.
 
     A transactional test elsewhere in the suite flushes the database, group included; this
-    puts it back by running the migration's own function, so the tests exercise exactly the
-    permissions the migration grants (restoring a serialized copy instead collides with the
+    puts it back by running the migrations' own functions, so the tests exercise exactly the
+    permissions the migrations grant (restoring a serialized copy instead collides with the
     content types that the flush's post_migrate recreated under new ids).
     """
-    migration = importlib.import_module("review.migrations.0002_editors_group")
-    migration.create_editors_group(django_apps, SimpleNamespace(connection=connection))
+    schema_editor = SimpleNamespace(connection=connection)
+    for name, function in EDITORS_GROUP_MIGRATIONS:
+        migration = importlib.import_module(f"review.migrations.{name}")
+        getattr(migration, function)(django_apps, schema_editor)
     return Group.objects.get(name=migration.GROUP)
 
 

@@ -10,13 +10,16 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
-from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
+from catalog.models import Brand, BrandAlias, Runway, RunwayImage, StreetSnap, StreetSnapImage
+from catalog.selectors import brand_resolve
 from catalog.services import record_update, runway_reopen
 from review import admin as review_admin
+from review import forms as review_forms
 from review import services as review_services
 from review.models import ReviewEvent
-from review.services import record_approve, record_reject
+from review.services import record_approve, record_reject, record_unpublish
 from tests.factories import BrandAliasFactory, BrandFactory, RunwayFactory, StreetSnapFactory
 from tests.review.conftest import (
     editors_group,
@@ -26,6 +29,7 @@ from tests.review.conftest import (
     page_forms,
     recrawl,
 )
+from tests.support import curator
 
 pytestmark = pytest.mark.django_db
 
@@ -140,6 +144,28 @@ class TestPagesRender:
         assert f'href="{other}"' in html and "in another album" in html
         assert twin.is_duplicate
 
+    @pytest.mark.parametrize("make", KINDS)
+    def test_a_duplicate_in_a_deleted_album_is_named_without_a_link(self, make, editor_client):
+        # Given an album whose images repeat images of two albums since deleted
+        record, plain = make(images=3), make(images=3)
+        gone = [make(images=1), make(images=1)]
+        image_model = type(record.images.first())
+        for image, original in zip(record.images.order_by("sort_order")[1:], gone, strict=True):
+            image_model.objects.filter(pk=image.pk).update(
+                is_duplicate=True, dup_of=original.images.get()
+            )
+        type(record).objects.filter(pk__in=[g.pk for g in gone]).update(deleted_at=timezone.now())
+
+        # When an editor opens it
+        html = editor_client.get(change_url(record)).content.decode()
+
+        # Then the markers say where the originals were, and link to no missing page
+        assert html.count("(in a deleted album)") == 2
+        assert not any(change_url(g) in html for g in gone)
+        assert count_queries(editor_client, change_url(record)) == count_queries(
+            editor_client, change_url(plain)
+        )
+
     def test_the_street_page_groups_details_under_their_main_image(self, editor_client):
         snap = make_street_snap(images=4)
         first, detail, second, _ = snap.images.order_by("sort_order")
@@ -184,16 +210,46 @@ class TestPagesRender:
         assert all(str(r) in html for r in records)
         assert "The same reason is recorded for each of them" in html
 
-    def test_the_bulk_reject_page_query_count_does_not_grow_with_the_selection(self, editor_client):
+    @pytest.mark.parametrize("make", KINDS)
+    def test_the_bulk_reject_page_query_count_does_not_grow_with_the_selection(
+        self, make, editor_client
+    ):
         def queries_for(n: int) -> int:
-            records = [make_runway(images=1) for _ in range(n)]
+            records = [make(images=2) for _ in range(n)]
+            model = type(records[0])
             selection = {"action": "reject_selected", "_selected_action": [r.pk for r in records]}
-            editor_client.post(url(Runway, "changelist"), selection)  # warm caches
+            editor_client.post(url(model, "changelist"), selection)  # warm caches
             with CaptureQueriesContext(connection) as queries:
-                editor_client.post(url(Runway, "changelist"), selection)
+                response = editor_client.post(url(model, "changelist"), selection)
+            assert response.status_code == 200
             return len(queries)
 
-        assert queries_for(2) == queries_for(10)
+        few, many = queries_for(2), queries_for(10)
+        assert few == many
+        assert many <= 10
+
+    @pytest.mark.parametrize("make", KINDS)
+    @pytest.mark.parametrize(
+        ("action", "status"), [("reject", "pending"), ("unpublish", "published")]
+    )
+    def test_the_single_album_reason_page_query_count_does_not_grow_with_the_album(
+        self, make, action, status, editor_client, make_editor
+    ):
+        # Given a small album and a large one with a longer history behind it
+        small, large = make(images=1, status=status), make(images=24)
+        bob = make_editor("bob")
+        for _ in range(3):
+            record_approve(record=large, actor=bob)
+            record_unpublish(record=large, actor=bob, reason="Re-check")
+            type(large).objects.filter(pk=large.pk).update(status="pending")
+        if status == "published":
+            record_approve(record=large, actor=bob)
+
+        # Then their reject (or unpublish) pages cost the same few queries
+        few = count_queries(editor_client, url(small, action, small.pk))
+        many = count_queries(editor_client, url(large, action, large.pk))
+        assert few == many
+        assert many <= 5
 
     def test_brands_history_and_index_render(self, editor_client, editor):
         BrandAliasFactory(alias="ACME Studios")
@@ -505,13 +561,69 @@ class TestBulkActions:
         runway.refresh_from_db()
         assert (runway.status, runway.reject_reason) == ("rejected", "Takedown")
 
-    def test_a_record_changed_since_the_list_was_loaded_is_refused(
+    @pytest.mark.parametrize("make", KINDS)
+    def test_a_record_changed_since_the_list_was_loaded_is_refused_saying_what_changed(
+        self, make, editor_client, make_editor
+    ):
+        # Given Anna's list, and Bob who then renames one of its albums on its page
+        record, other = make(title="Moving"), make(title="Still")
+        model = type(record)
+        listing = editor_client.get(url(model, "changelist"))
+        selected = form_data(listing, "changelist-form")
+        bob = Client()
+        bob.force_login(make_editor("bob"))
+        bob_page = bob.get(change_url(record))
+        bob.post(change_url(record), form_data(bob_page, main_form(record), title="Moved"))
+
+        # When Anna approves both from her list
+        response = editor_client.post(
+            url(model, "changelist"),
+            {**selected, "action": "approve_selected", "_selected_action": [record.pk, other.pk]},
+            follow=True,
+        )
+
+        # Then the renamed one is refused, and the message says who changed what
+        assert model.objects.get(pk=record.pk).status == "pending"
+        assert model.objects.get(pk=other.pk).status == "published"
+        refused = messages_of(response)[1]
+        assert "1 not approved" in refused
+        assert "“Moved” changed since you opened it" in refused
+        assert "title changed from “Moving” to “Moved”" in refused
+        assert "edited by bob at" in refused
+        assert "Nothing was saved" in refused
+        assert "version" not in refused.lower()
+
+    def test_bulk_reject_refuses_an_album_approved_since_the_list_was_loaded(
         self, editor_client, make_editor
     ):
-        runway, other = make_runway(title="Moving"), make_runway(title="Still")
+        # Given Anna's list, and Bob who approves one of its albums meanwhile
+        first, second = make_runway(title="First"), make_runway(title="Second")
         listing = editor_client.get(url(Runway, "changelist"))
-        selected = form_data(listing, "changelist-form")
-        record_update(record=runway, changes={"title": "Moved"})  # another editor's save
+        selection = {
+            **form_data(listing, "changelist-form"),
+            "action": "reject_selected",
+            "_selected_action": [first.pk, second.pk],
+        }
+        asked = editor_client.post(url(Runway, "changelist"), selection)
+        record_approve(record=first, actor=make_editor("bob"))
+
+        # When Anna gives the reason and rejects both
+        response = editor_client.post(
+            url(Runway, "changelist"),
+            {**form_data(asked, "reason-form"), "reason": "Off season"},
+            follow=True,
+        )
+
+        # Then the approved one stays published and the message names who approved it
+        assert Runway.objects.get(pk=first.pk).status == "published"
+        assert Runway.objects.get(pk=second.pk).status == "rejected"
+        refused = messages_of(response)[1]
+        assert "status changed from pending to published by bob at" in refused
+
+    def test_a_tampered_row_token_refuses_that_row_only(self, editor_client):
+        runway, other = make_runway(title="Tampered"), make_runway(title="Fine")
+        listing = editor_client.get(url(Runway, "changelist"))
+        selected = {**form_data(listing, "changelist-form"), f"loaded_{runway.pk}": "forged"}
 
         response = editor_client.post(
             url(Runway, "changelist"),
@@ -521,7 +633,7 @@ class TestBulkActions:
 
         assert Runway.objects.get(pk=runway.pk).status == "pending"
         assert Runway.objects.get(pk=other.pk).status == "published"
-        assert "changed since you opened it" in messages_of(response)[1]
+        assert "“Tampered”: This page is out of date" in messages_of(response)[1]
 
 
 class TestTheAdminCallsTheTransitionServices:
@@ -804,6 +916,71 @@ class TestPermissions:
         actions = {name for name, _ in listing.context["action_form"].fields["action"].choices}
         assert actions == {"", "reject_selected"}
 
+    @pytest.mark.parametrize("make", KINDS)
+    def test_without_publish_a_published_album_is_read_only_and_says_why(self, make, junior_client):
+        pending, published = make(images=2), make(images=2, published=True)
+
+        pending_page = junior_client.get(change_url(pending)).content.decode()
+        published_page = junior_client.get(change_url(published)).content.decode()
+
+        assert 'name="title"' in pending_page and "data-review-curation" in pending_page
+        assert 'name="title"' not in published_page
+        assert "data-review-curation" not in published_page  # no image buttons
+        assert "You can see this album but not change it: it is published" in published_page
+        assert "review-readonly-note" not in pending_page
+
+    def test_without_publish_a_save_onto_an_album_published_meanwhile_says_what_happened(
+        self, junior_client, make_editor
+    ):
+        # Given a junior editor's page, loaded while the album was pending
+        runway = make_runway(title="Before")
+        page = junior_client.get(change_url(runway))
+        record_approve(record=runway, actor=make_editor("anna"))
+
+        # When they save an edit after Anna published it
+        response = junior_client.post(
+            change_url(runway), form_data(page, "runway_form", title="Renamed"), follow=True
+        )
+
+        # Then no 403: a message says who published it, and nothing is saved
+        assert response.status_code == 200
+        [message] = messages_of(response)
+        assert "status changed from pending to published by anna" in message
+        assert Runway.objects.get(pk=runway.pk).title == "Before"
+
+    def test_without_publish_a_current_save_of_a_published_album_is_refused_in_words(
+        self, junior_client
+    ):
+        runway = make_runway(title="Public", published=True)
+        page = junior_client.get(change_url(runway))
+        token = form_data(page, "transition-form")["loaded"]
+
+        response = junior_client.post(
+            change_url(runway),
+            {"loaded": token, "title": "Renamed", "brand": runway.brand_id},
+            follow=True,
+        )
+
+        [message] = messages_of(response)
+        assert "is published, so it is on the public site" in message
+        assert Runway.objects.get(pk=runway.pk).title == "Public"
+        assert not ReviewEvent.objects.exists()
+
+    @pytest.mark.parametrize("make", KINDS)
+    def test_without_publish_images_of_a_published_album_cannot_be_deleted(
+        self, make, junior_client
+    ):
+        record = make(images=2, published=True)
+        page = junior_client.get(change_url(record))
+
+        for image in list(record.images.all()):
+            response = post_image_op(junior_client, record, image.pk, "delete", page=page)
+            assert "is published, so it is on the public site" in messages_of(response)[0]
+
+        assert record.images.live().count() == 2
+        assert type(record).objects.get(pk=record.pk).image_count == 2
+        assert not ReviewEvent.objects.exists()
+
     def test_without_publish_approve_through_the_admin_is_refused(self, junior_client):
         runway = make_runway(title="Stay")
         page = junior_client.get(change_url(runway))
@@ -888,7 +1065,7 @@ class TestPermissions:
     ):
         runway = make_runway(title="Shared")
         page = publisher_client.get(change_url(runway))
-        record_update(record=runway, changes={"title": "Changed meanwhile"})
+        record_update(actor=curator(), record=runway, changes={"title": "Changed meanwhile"})
 
         response = publisher_client.post(
             url(runway, "approve", runway.pk), form_data(page, "transition-form"), follow=True
@@ -918,6 +1095,54 @@ class TestPermissions:
         assert page.status_code == 200 and 'name="reason"' not in page.content.decode()
 
 
+class TestEditingAPublishedAlbum:
+    @pytest.mark.parametrize("make", KINDS)
+    def test_an_edit_is_saved_and_shows_in_the_history(self, make, editor_client, editor):
+        record = make(title="Acme", published=True)
+        page = editor_client.get(change_url(record))
+
+        editor_client.post(change_url(record), form_data(page, main_form(record), title="Acme FW"))
+
+        record.refresh_from_db()
+        assert (record.status, record.title) == ("published", "Acme FW")
+        event = ReviewEvent.objects.get()
+        assert (event.action, event.actor, event.changes) == (
+            "edit",
+            editor,
+            {"title": ["Acme", "Acme FW"]},
+        )
+        html = editor_client.get(change_url(record)).content.decode()
+        assert "Edited while published" in html and "“Acme” → “Acme FW”" in html
+
+    def test_an_image_operation_shows_in_the_history_with_what_was_done(self, editor_client):
+        runway = make_runway(images=3, published=True)
+        first, second, _ = runway.images.order_by("sort_order")
+
+        post_image_op(editor_client, runway, first.pk, "delete")
+
+        event = ReviewEvent.objects.get()
+        assert (event.action, event.reason) == (
+            "edit",
+            f"Deleted image {first.pk}; the cover moved to image {second.pk}.",
+        )
+        assert event.record_version == Runway.objects.get(pk=runway.pk).version
+
+    @pytest.mark.parametrize("make", KINDS)
+    def test_the_last_image_cannot_be_deleted_and_the_message_says_unpublish_first(
+        self, make, editor_client
+    ):
+        record = make(images=1, published=True)
+        image = record.images.get()
+
+        response = post_image_op(editor_client, record, image.pk, "delete")
+
+        [message] = messages_of(response)
+        assert f"Image {image.pk} is the last image of" in message
+        assert "unpublish the album first" in message
+        assert record.images.live().count() == 1
+        assert not ReviewEvent.objects.exists()
+
+
 # --- brands -----------------------------------------------------------------------------------
 
 
@@ -931,6 +1156,108 @@ def test_an_editor_adds_an_alias_to_a_brand(editor_client):
     assert response.status_code == 302
     assert list(brand.aliases.values_list("alias", flat=True)) == ["ACNE"]
     assert "aliases-TOTAL_FORMS" in page_forms(page)["brand_form"]
+
+
+class TestBrandAliases:
+    def post_aliases(self, client, brand, *aliases: str, **extra):
+        """Save the brand's page with `aliases` typed into its empty alias rows."""
+        page = client.get(url(brand, "change", brand.pk))
+        data = form_data(page, "brand_form")
+        existing = int(data["aliases-INITIAL_FORMS"])
+        for n, alias in enumerate(aliases, start=existing):
+            data[f"aliases-{n}-alias"] = alias
+            data[f"aliases-{n}-brand"] = str(brand.pk)
+        data["aliases-TOTAL_FORMS"] = str(existing + len(aliases))
+        data.update(extra)
+        return client.post(url(brand, "change", brand.pk), data, follow=True)
+
+    def row_errors(self, response) -> list[str]:
+        [formset] = response.context["inline_admin_formsets"]
+        return [str(error) for form in formset.formset.forms for error in form.errors.values()]
+
+    def test_one_alias_typed_twice_in_different_capitals_is_a_row_error(self, editor_client):
+        brand = BrandFactory(name="Acne Studios", slug="acne-studios")
+
+        response = self.post_aliases(editor_client, brand, "ACNE", "acne")
+
+        assert response.status_code == 200
+        [error] = self.row_errors(response)
+        assert "“acne” is the same alias as “ACNE”" in error
+        assert "capitals and spaces do not count" in error
+        assert not brand.aliases.exists()
+
+    def test_the_same_alias_spaced_differently_is_one_alias(self, editor_client):
+        brand = BrandFactory(name="Acne Studios", slug="acne-studios")
+
+        response = self.post_aliases(editor_client, brand, "Acne Studios", " acne   studios")
+
+        assert "is the same alias as “Acne Studios”" in self.row_errors(response)[0]
+        assert not brand.aliases.exists()
+
+    def test_an_alias_another_brand_holds_names_that_brand(self, editor_client):
+        BrandAliasFactory(
+            brand=BrandFactory(name="Acne Studios", slug="acne-studios"), alias="Acne"
+        )
+        other = BrandFactory(name="Acme", slug="acme")
+
+        response = self.post_aliases(editor_client, other, "ACNE")
+
+        [error] = self.row_errors(response)
+        assert "“ACNE” is already an alias of Acne Studios" in error
+        assert "Constraint" not in response.content.decode()
+        assert not other.aliases.exists()
+
+    def test_an_alias_is_saved_with_its_spaces_folded_and_then_resolves(self, editor_client):
+        brand = BrandFactory(name="Acne Studios", slug="acne-studios")
+
+        self.post_aliases(editor_client, brand, "  ACNE \t  Paris ")
+
+        assert list(brand.aliases.values_list("alias", flat=True)) == ["ACNE Paris"]
+        assert brand_resolve(name="acne  paris") == brand
+
+    def test_every_writer_folds_the_spaces(self):
+        alias = BrandAliasFactory(alias="Acne  Studios\n")
+
+        assert BrandAlias.objects.get(pk=alias.pk).alias == "Acne Studios"
+
+    def test_an_editor_deletes_an_alias(self, editor_client):
+        brand = BrandFactory(name="Acne Studios", slug="acne-studios")
+        BrandAliasFactory(brand=brand, alias="Wrong brand name")
+
+        response = self.post_aliases(editor_client, brand, **{"aliases-0-DELETE": "on"})
+
+        assert response.redirect_chain[-1][0] == url(brand, "changelist")
+        assert not brand.aliases.exists()
+
+    def test_renaming_one_row_frees_its_alias_for_a_new_row(self, editor_client):
+        brand = BrandFactory(name="Acne Studios", slug="acne-studios")
+        BrandAliasFactory(brand=brand, alias="Acne")
+
+        self.post_aliases(editor_client, brand, "acne", **{"aliases-0-alias": "Acne Paris"})
+
+        assert sorted(brand.aliases.values_list("alias", flat=True)) == ["Acne Paris", "acne"]
+
+    def test_an_alias_another_editor_saved_meanwhile_is_a_message(self, editor_client, monkeypatch):
+        # Given another editor who saves "ACNE" for another brand after this page's checks
+        # passed, and before its save
+        brand = BrandFactory(name="Acme", slug="acme")
+        holder = BrandFactory(name="Acne Studios", slug="acne-studios")
+        checked = review_forms.BrandAliasFormSet.clean
+
+        def clean_then_lose_the_race(formset):
+            checked(formset)
+            BrandAlias.objects.create(brand=holder, alias="acne")
+
+        monkeypatch.setattr(review_forms.BrandAliasFormSet, "clean", clean_then_lose_the_race)
+
+        # When this editor saves the alias
+        response = self.post_aliases(editor_client, brand, "ACNE", name="Acme Paris")
+
+        # Then nothing of the save is kept, and the message says why
+        [message] = messages_of(response)
+        assert "Nothing was saved" in message and "already" in message
+        assert not brand.aliases.exists()
+        assert Brand.objects.get(pk=brand.pk).name == "Acme"
 
 
 def test_street_snaps_and_runways_are_separate_queues(editor_client):

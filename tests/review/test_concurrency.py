@@ -14,6 +14,7 @@ from catalog.services import RecordWriteRefused, street_image_attach
 from review.models import ReviewEvent
 from review.services import record_approve
 from tests.factories import RunwayFactory, StreetSnapFactory, StreetSnapImageFactory
+from tests.support import curator
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -84,7 +85,9 @@ def test_a_curation_waits_for_the_lock_and_then_sees_the_other_write():
         # Another writer holds the album's lock (as every catalog write does) ...
         StreetSnap.objects.select_for_update().get(pk=snap.pk)
         thread, outcome = in_thread(
-            lambda: street_image_attach(image=image, main=main, expected_version=None)
+            lambda: street_image_attach(
+                actor=curator(), image=image, main=main, expected_version=None
+            )
         )
         wait_until_a_backend_waits_for_a_lock()
         # ... and deletes the main image the editor is attaching to, then commits.

@@ -14,8 +14,9 @@ from review.conflicts import (
     loaded_token,
     read_token,
 )
-from review.services import record_approve, record_reject
+from review.services import record_approve, record_edit, record_reject
 from tests.review.conftest import make_runway
+from tests.support import curator
 
 pytestmark = pytest.mark.django_db
 
@@ -80,7 +81,11 @@ class TestDescribe:
         runway = make_runway(title="Old", description="x")
         state = loaded(runway)
 
-        record_update(record=runway, changes={"title": "New", "description": "y", "year": 1999})
+        record_update(
+            actor=curator(),
+            record=runway,
+            changes={"title": "New", "description": "y", "year": 1999},
+        )
 
         lines = describe_changes(current(runway), state)
         assert "title changed from “Old” to “New”" in lines
@@ -92,16 +97,18 @@ class TestDescribe:
         state = loaded(runway)
         images = list(runway.images.order_by("sort_order"))
 
-        record_set_cover(record=runway, image=images[2])
+        record_set_cover(actor=curator(), record=runway, image=images[2])
         assert describe_changes(current(runway), state) == ["its cover changed"]
 
-        image_soft_delete(image=images[1])
+        image_soft_delete(actor=curator(), image=images[1])
         assert describe_changes(current(runway), state) == ["its images changed (3 → 2 images)"]
 
     def test_the_admins_change_log_names_the_editor(self, editor):
         runway = make_runway()
         state = loaded(runway)
-        record_set_cover(record=runway, image=runway.images.order_by("sort_order").last())
+        record_set_cover(
+            actor=curator(), record=runway, image=runway.images.order_by("sort_order").last()
+        )
         LogEntry.objects.log_actions(
             user_id=editor.pk,
             queryset=[runway],
@@ -118,18 +125,31 @@ class TestDescribe:
 
     def test_with_only_a_version_it_still_says_something(self):
         runway = make_runway()
-        record_update(record=runway, changes={"title": "Somebody's"})
+        record_update(actor=curator(), record=runway, changes={"title": "Somebody's"})
 
         lines = describe_changes(current(runway), Loaded(version=1))
 
-        assert lines == ["it was changed elsewhere (version 1 → 2)"]
+        assert lines == ["someone else changed it"]  # in words: no "version" jargon
+
+    def test_an_edit_while_published_is_named_once_as_an_edit_not_a_status_change(
+        self, make_editor
+    ):
+        runway = make_runway(title="Acme")
+        record_approve(record=runway, actor=make_editor("anna"))
+        state = loaded(current(runway))
+
+        record_edit(record=runway, actor=make_editor("bob"), changes={"title": "Acme FW"})
+
+        lines = describe_changes(current(runway), state)
+        assert lines == ["title changed from “Acme” to “Acme FW”"]
 
     def test_the_message_says_nothing_was_saved(self):
         runway = make_runway(title="Acme")
         state = loaded(runway)
-        record_update(record=runway, changes={"title": "Acme FW"})
+        record_update(actor=curator(), record=runway, changes={"title": "Acme FW"})
 
         message = conflict_message(current(runway), state)
 
         assert message.startswith("“Acme FW” changed since you opened it: title changed")
         assert "Nothing was saved" in message
+        assert "version" not in message

@@ -137,3 +137,43 @@ class TestEntityKeyCheck:
 
         assert "already has this city" in str(response.context["adminform"].form.errors)
         assert StreetSnap.objects.get(pk=mine.pk).city == "Paris"
+
+
+class TestYearAndMonth:
+    @pytest.mark.parametrize(
+        ("make", "fields", "field", "message"),
+        [
+            (make_street_snap, {"month": "13"}, "month", "a number from 1 (January) to 12"),
+            (make_street_snap, {"month": "0"}, "month", "only for albums from the old archive"),
+            (make_runway, {"year": "20244"}, "year", "a year from 1850 to 2100"),
+            (make_street_snap, {"year": "1492"}, "year", "a year from 1850 to 2100"),
+        ],
+    )
+    def test_an_impossible_date_is_a_field_error_in_words(
+        self, make, fields, field, message, editor_client
+    ):
+        record = make(images=0, month=5) if make is make_street_snap else make(images=0)
+
+        response = edit(editor_client, record, **fields)
+
+        errors = str(response.context["adminform"].form.errors[field])
+        assert message in errors and "Constraint" not in errors
+        assert type(record).objects.get(pk=record.pk).version == 1
+
+    def test_an_album_from_the_old_archive_keeps_its_unknown_month_and_year(self, editor_client):
+        # Given a legacy album whose month and year are unknown (0)
+        snap = make_street_snap(images=0, year=0, month=0, title="Old")
+
+        # When an editor fixes its title and leaves the rest as it is
+        edit(editor_client, snap, title="Old street style")
+
+        # Then it saves
+        snap.refresh_from_db()
+        assert (snap.title, snap.year, snap.month, snap.version) == ("Old street style", 0, 0, 2)
+
+    def test_a_legacy_album_can_be_given_its_real_month(self, editor_client):
+        snap = make_street_snap(images=0, month=0)
+
+        edit(editor_client, snap, month="9")
+
+        assert StreetSnap.objects.get(pk=snap.pk).month == 9

@@ -1,7 +1,10 @@
 """A record's review history as its page shows it: the transitions, with the re-crawls that
 reopened a rejected album merged in (ingest cannot write review's history). Portable."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from catalog.models import Runway
 from catalog.services import runway_reopen, street_snap_reopen
@@ -39,6 +42,27 @@ def test_transitions_alone_are_the_history_rows_in_order(make_editor):
     assert lines[0].changes["title"][1] == "Better"
     assert lines[1].reason == "Takedown"
     assert not any(line.recrawl for line in lines)
+
+
+def test_the_order_is_the_records_own_not_the_web_servers_clocks(make_editor, monkeypatch):
+    # Two web servers whose clocks disagree by minutes: the later decision, taken on the
+    # server whose clock is behind, is stamped earlier than the one before it.
+    anna, bob = make_editor("anna"), make_editor("bob")
+    runway = make_runway()
+    now = timezone.now()
+    monkeypatch.setattr(timezone, "now", lambda: now)
+    record_approve(record=runway, actor=anna)
+    monkeypatch.setattr(timezone, "now", lambda: now - timedelta(minutes=5))
+    record_unpublish(record=runway, actor=bob, reason="Takedown")
+
+    assert summary(runway) == [
+        ("anna", "Approved", "pending", "published"),
+        ("bob", "Unpublished", "published", "rejected"),
+    ]
+    assert list(current(runway).review_events.values_list("action", flat=True)) == [
+        "approve",
+        "unpublish",
+    ]
 
 
 def test_a_recrawl_after_a_rejection_is_a_line_naming_its_job_and_time(editor):

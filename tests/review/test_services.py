@@ -3,21 +3,26 @@ refusals, and the review history it appends. Portable (PostgreSQL and SQLite).""
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import Runway, RunwayImage, StreetSnapImage
-from catalog.services import RecordWriteRefused, StaleRecord, record_update
+from catalog.services import RecordWriteRefused, StaleRecord, image_soft_delete, record_update
 from review.models import ReviewEvent
+from review.selectors import record_review_history
 from review.services import (
     TRANSITIONS,
     TransitionRefused,
     record_approve,
+    record_edit,
+    record_log_published_edit,
     record_reject,
     record_transition,
     record_unpublish,
 )
 from tests.factories import BrandFactory, RunwayFactory
 from tests.review.conftest import make_runway, make_street_snap
+from tests.support import curator
 
 pytestmark = pytest.mark.django_db
 
@@ -158,7 +163,9 @@ class TestApprove:
         assert rows
 
         record_approve(record=record, actor=editor, changes={"title": "First title"})
-        record_update(record=record, changes={"title": "Second title", "description": "x"})
+        record_update(
+            actor=curator(), record=record, changes={"title": "Second title", "description": "x"}
+        )
         record_unpublish(record=record, actor=editor, reason="Re-check")
         type(record).objects.filter(pk=record.pk).update(status="pending")
         record_approve(record=record, actor=editor, changes={"title": "Third title"})
@@ -224,7 +231,7 @@ class TestVersion:
 
     def test_a_stale_version_is_refused_and_nothing_is_written(self, editor):
         runway = make_runway()
-        record_update(record=runway, changes={"title": "Edited by someone else"})
+        record_update(actor=curator(), record=runway, changes={"title": "Edited by someone else"})
 
         with pytest.raises(StaleRecord) as refused:
             record_approve(
@@ -321,16 +328,89 @@ class TestHistory:
         assert list(runway.review_events.values_list("action", flat=True)) == ["approve"]
         assert list(snap.review_events.values_list("action", flat=True)) == ["reject"]
 
-    def test_refusals_and_plain_edits_write_no_history(self, editor):
-        runway = make_runway(published=True)
+    def test_refusals_and_edits_before_publication_write_no_history(self, editor):
+        pending, published = make_runway(), make_runway(published=True)
 
-        record_update(record=runway, changes={"title": "Edited"})
+        record_edit(record=pending, actor=editor, changes={"title": "Edited"})
         with pytest.raises(TransitionRefused):
-            record_approve(record=runway, actor=editor)
+            record_approve(record=published, actor=editor)
         with pytest.raises(TransitionRefused):
-            record_reject(record=runway, actor=editor, reason="")
+            record_reject(record=published, actor=editor, reason="")
 
         assert not ReviewEvent.objects.exists()
+
+
+class TestEditsWhilePublished:
+    @pytest.mark.parametrize("make", KINDS)
+    def test_an_edit_of_a_published_album_is_a_history_row(self, make, make_editor):
+        # Given a published album
+        anna, bob = make_editor("anna"), make_editor("bob")
+        record = make(title="Acme")
+        record_approve(record=record, actor=anna)
+
+        # When an editor who may publish renames it
+        locked, diff = record_edit(record=record, actor=bob, changes={"title": "Acme FW24"})
+
+        # Then the history says who changed the public album, and what
+        event = ReviewEvent.objects.get(action="edit")
+        assert (event.actor, event.from_status, event.to_status) == (bob, "published", "published")
+        assert event.changes == {"title": ["Acme", "Acme FW24"]} == diff
+        assert event.record_version == locked.version == 3
+        assert event.get_action_display() == "Edited while published"
+        assert type(record).objects.get(pk=record.pk).status == "published"
+
+    def test_an_edit_that_changes_nothing_writes_no_row(self, editor):
+        runway = make_runway(title="Same", published=True)
+
+        record_edit(record=runway, actor=editor, changes={"title": "Same"})
+
+        assert not ReviewEvent.objects.exists()
+
+    def test_an_editor_who_may_not_publish_is_refused_and_nothing_is_written(self, make_editor):
+        junior = make_editor("junior", publish=False)
+        runway = make_runway(title="Public", published=True)
+
+        with pytest.raises(RecordWriteRefused, match="is published"):
+            record_edit(record=runway, actor=junior, changes={"title": "Renamed"})
+
+        runway.refresh_from_db()
+        assert (runway.title, runway.version) == ("Public", 1)
+        assert not ReviewEvent.objects.exists()
+
+    def test_an_image_operation_is_logged_with_its_note_only_on_a_published_album(self, editor):
+        published, pending = make_runway(images=2, published=True), make_runway(images=2)
+
+        for runway in [published, pending]:
+            with transaction.atomic():
+                image = runway.images.order_by("sort_order").last()
+                locked = image_soft_delete(image=image, actor=editor)
+                record_log_published_edit(
+                    record=locked, actor=editor, note=f"Deleted image {image.pk}."
+                )
+
+        [event] = ReviewEvent.objects.all()
+        assert (event.runway_id, event.action, event.reason, event.changes) == (
+            published.pk,
+            "edit",
+            f"Deleted image {published.images.order_by('sort_order').last().pk}.",
+            {},
+        )
+
+    def test_the_history_reads_in_order_with_the_edits(self, make_editor):
+        anna, bob = make_editor("anna"), make_editor("bob")
+        runway = make_runway(title="Acme")
+        record_approve(record=runway, actor=anna)
+        record_edit(record=runway, actor=bob, changes={"title": "Acme FW"})
+        record_unpublish(record=runway, actor=anna, reason="Wrong season")
+
+        lines = record_review_history(record=Runway.objects.get(pk=runway.pk))
+
+        assert [(line.who, line.action, line.from_status, line.to_status) for line in lines] == [
+            ("anna", "Approved", "pending", "published"),
+            ("bob", "Edited while published", "published", "published"),
+            ("anna", "Unpublished", "published", "rejected"),
+        ]
+        assert lines[1].changes == {"title": ["Acme", "Acme FW"]}
 
     def test_the_transition_and_its_history_row_commit_together(self, editor, monkeypatch):
         runway = make_runway(title="Original")
