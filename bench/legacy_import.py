@@ -1,11 +1,11 @@
 """Legacy import at production size: wall time, rows/s and peak memory of each phase.
 
 Builds a synthetic legacy database (default 20,000 records and 400,000 images, generated in SQL
-with generate_series), migrates a throwaway target database, then runs
-`manage.py migrate_legacy_drafts` three times, each in its own process so its peak resident
-memory is its own: the dry run, the real run, and the rerun (a no-op). Prints one line per
-phase, with a bare `manage.py check` as the memory baseline. Both databases are dropped at the
-end.
+with generate_series), migrates two throwaway target databases, then runs four phases, each in
+its own process so its peak resident memory is its own: `manage.py migrate_legacy_drafts` as a
+dry run, a real run (COPY) and a rerun (a no-op), and a real run through bulk_create into the
+second target. Prints one line per phase, with a bare `manage.py check` as the memory baseline,
+and the bulk_create / COPY ratio. All three databases are dropped at the end (unless --keep).
 
     .venv/bin/python bench/legacy_import.py [--records 20000] [--images-per-record 20]
 

@@ -632,7 +632,8 @@ def _record_reopen[R: (Runway, StreetSnap)](
 def _images_add(
     record: Runway | StreetSnap, images: Sequence[NewImage]
 ) -> list[RunwayImage | StreetSnapImage]:
-    """Insert ``images`` in list order, then link the in-list references by id.
+    """Insert ``images`` in list order, then link the in-list references by id: two
+    statements whatever the album's size (bulk inserts return ids on PostgreSQL and SQLite).
 
     Details and in-list duplicates refer to positions that may come later in the list, so rows
     are inserted first as plain main images and linked in a second pass; the check constraint
@@ -650,40 +651,44 @@ def _images_add(
                 # No detail of a detail: the parent must be a main image of this album.
                 raise ValueError(f"image {position}: the parent must be a main image")
 
-    rows = []
-    for image in images:
-        common = {
-            "storage_key": image.storage_key,
-            "sha1": image.sha1,
-            "width": image.width,
-            "height": image.height,
-            "byte_size": image.byte_size,
-            "mime_type": image.mime_type,
-            "original_url": image.original_url,
-            "sort_order": image.sort_order,
-            "phash": image.phash,
-            "phash_algorithm": image.phash_algorithm,
-            "is_duplicate": image.is_duplicate,
-            "dup_of_id": image.dup_of_id,
-        }
-        if is_street:
-            rows.append(StreetSnapImage.objects.create(street_snap=record, **common))
-        else:
-            rows.append(
-                RunwayImage.objects.create(runway=record, look_index=image.look_index, **common)
+    model = StreetSnapImage if is_street else RunwayImage
+    owner: dict[str, Any] = {"street_snap": record} if is_street else {"runway": record}
+    rows = model.objects.bulk_create(
+        [
+            model(
+                **owner,
+                **({} if is_street else {"look_index": image.look_index}),
+                storage_key=image.storage_key,
+                sha1=image.sha1,
+                width=image.width,
+                height=image.height,
+                byte_size=image.byte_size,
+                mime_type=image.mime_type,
+                original_url=image.original_url,
+                sort_order=image.sort_order,
+                phash=image.phash,
+                phash_algorithm=image.phash_algorithm,
+                is_duplicate=image.is_duplicate,
+                dup_of_id=image.dup_of_id,
             )
+            for image in images
+        ]
+    )
 
+    linked = []
     for image, row in zip(images, rows, strict=True):
-        update_fields = []
         if image.dup_of_position is not None:
             row.dup_of = rows[image.dup_of_position]
-            update_fields.append("dup_of")
         if image.parent_position is not None:
             row.parent = rows[image.parent_position]
             row.is_detail = True
-            update_fields += ["parent", "is_detail"]
-        if update_fields:
-            row.save(update_fields=update_fields)
+        if image.dup_of_position is not None or image.parent_position is not None:
+            linked.append(row)
+    if linked:
+        # One UPDATE: a row's parent and is_detail change together, so the check holds.
+        model.objects.bulk_update(
+            linked, ["dup_of", "parent", "is_detail"] if is_street else ["dup_of"]
+        )
     return rows
 
 

@@ -39,7 +39,6 @@ def set_cache_headers(request, response) -> None:
         patch_cache_control(response, public=True, max_age=settings.PUBLIC_API_CACHE_SECONDS)
     else:
         patch_cache_control(response, no_store=True)
-    set_cors_headers(request, response)
 
 
 # A public, read-only API without credentials: any origin may read it from a browser. "*" on
@@ -132,17 +131,13 @@ class PublicAPIView(APIView):
         # the view function (cls, actions, initkwargs, csrf_exempt).
         view = conditional_get(super().as_view(*args, **kwargs))
 
-        # A 304 is a new response built by conditional_get, carrying only the caching
-        # headers: give it the CORS headers too, or a browser refuses it cross-origin. DRF's
-        # response is rendered later, and conditional_get swaps in its 304 from a post-render
-        # callback: this one runs after it, on whichever response is sent.
+        # The CORS headers go on whichever response is sent, the 304 included: conditional_get
+        # builds that one anew, carrying only the caching headers, from a post-render
+        # callback (DRF renders its Response late). This callback runs after it.
         @functools.wraps(view)
         def view_with_cors(request, *args, **kwargs):
             response = view(request, *args, **kwargs)
-            if getattr(response, "is_rendered", True):
-                set_cors_headers(request, response)
-            else:
-                response.add_post_render_callback(lambda sent: set_cors_headers(request, sent))
+            response.add_post_render_callback(lambda sent: set_cors_headers(request, sent))
             return response
 
         return view_with_cors

@@ -1,9 +1,10 @@
 """The suite's test ids do not depend on when it is collected.
 
 pytest-xdist collects the suite once per worker and refuses to run when the workers' test
-ids differ; a parameter whose id carries the time (a time-stamped signed token, a
-`timezone.now()`) differs between two workers whenever the clock ticks between them.
-Collecting twice, in separate processes whose clocks are days apart, finds every such id."""
+ids differ; a parameter whose id carries the time (a time-stamped signed token) differs
+between two workers whenever the clock ticks between them. Collecting twice, in separate
+processes whose `time.time()` is days apart, finds every id built from it (Django's signing,
+for one). A `datetime.now()` does not read `time.time()`: such an id is not caught here."""
 
 import subprocess
 import sys

@@ -286,8 +286,7 @@ class Plan:
     inserts: dict[str, list[RecordPlan]] = field(default_factory=lambda: {k: [] for k in KINDS})
     # (record or image table, legacy status) -> tally.
     tallies: dict[tuple[str, str], Tally] = field(default_factory=lambda: defaultdict(Tally))
-    # image table -> legacy ids of the images this run inserts / whose dup_of clears.
-    inserted_images: dict[str, set[int]] = field(default_factory=dict)
+    # image table -> legacy ids of the images whose dup_of clears.
     cleared_dups: dict[str, set[int]] = field(default_factory=dict)
     # What the database must hold after the write: (table, outcome, catalog status, deleted)
     # -> rows inserted in this run.
@@ -822,7 +821,6 @@ def _plan_images(
     for rp in plan.inserts[table.kind]:
         if rp.row.table is table and rp.row.id not in albums:
             _cover_and_count(plan, rp, [], brand_slugs)
-    plan.inserted_images[image_table] = inserted
     plan.cleared_dups[image_table] = _resolve_dups(
         plan, image_table, dup_refs, inserted, not_inserted, earlier
     )

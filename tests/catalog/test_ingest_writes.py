@@ -4,11 +4,12 @@ catalog.storage's keys and catalog.selectors' lookups."""
 from datetime import timedelta
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from catalog import selectors
-from catalog.models import Runway, RunwayImage, StreetSnapImage
+from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.services import (
     NewImage,
     RecordStateError,
@@ -139,6 +140,7 @@ def test_street_snap_create_refuses_broken_structure_and_writes_nothing(images):
     with pytest.raises(ValueError):
         street_snap_create(**street_fields(images))
 
+    assert not StreetSnap.objects.exists()
     assert not StreetSnapImage.objects.exists()
 
 
@@ -147,6 +149,8 @@ def test_a_runway_image_has_no_parent():
         runway_create(
             **runway_fields(BrandFactory(), [new_image(0), new_image(1, parent_position=0)])
         )
+
+    assert not Runway.objects.exists()
 
 
 # --- Reopen ---------------------------------------------------------------------------------------
@@ -268,3 +272,44 @@ def test_the_brand_lookup_is_two_queries_at_most(django_assert_max_num_queries):
 
     with django_assert_max_num_queries(2):
         assert selectors.brand_resolve(name="known alias") is not None
+
+
+@pytest.mark.parametrize("kind", ["runway", "street"])
+def test_an_albums_images_are_written_in_a_fixed_number_of_queries(kind):
+    # Insert every image, then link details and in-album duplicates: the same statements for
+    # 4 images as for 60 (the job's final transaction holds its locks meanwhile).
+    def album(size: int) -> list[NewImage]:
+        images = []
+        for n in range(size):
+            if kind == "street" and n % 2:
+                images.append(new_image(n, parent_position=n - 1))
+            elif n == 2:
+                images.append(new_image(n, dup_of_position=0))
+            else:
+                images.append(new_image(n))
+        return images
+
+    def queries_for(size: int, n: int) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            if kind == "street":
+                street_snap_create(
+                    **street_fields(album(size), source_url=f"https://e.x/{n}", title=str(n))
+                )
+            else:
+                runway_create(
+                    **runway_fields(
+                        BrandFactory(), album(size), source_url=f"https://e.x/{n}", title=str(n)
+                    )
+                )
+        return len(queries)
+
+    few, many = queries_for(4, 1), queries_for(60, 2)
+
+    assert few == many
+    record = (StreetSnap if kind == "street" else Runway).objects.latest("pk")
+    images = list(record.images.order_by("sort_order"))
+    assert len(images) == 60
+    assert images[2].dup_of_id == images[0].pk
+    if kind == "street":
+        assert [i.parent_id for i in images[:2]] == [None, images[0].pk]
+        assert all(i.is_detail == (i.parent_id is not None) for i in images)

@@ -9,12 +9,13 @@ from datetime import timedelta
 
 import psycopg
 import pytest
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from catalog.models import StoredObject
-from catalog.storage import image_store, stored_objects_collect, stored_objects_hold
+from catalog.storage import image_key, image_store, stored_objects_collect, stored_objects_hold
 from tests.factories import RunwayImageFactory
 
 WAIT = 60  # seconds: a bound for waits that end as soon as the other side acts
@@ -67,7 +68,15 @@ def test_the_collector_skips_young_referenced_and_foreign_objects():
     young = store(b"young")
     referenced = store(b"referenced")
     orphan = store(b"orphan")
-    for key in (referenced, orphan):
+    # Foreign: the legacy archive's copy of these bytes was in the bucket before ingest met
+    # them; and an object no row names at all. Neither is ever ingest's to delete.
+    foreign_sha1 = hashlib.sha1(b"foreign", usedforsecurity=False).hexdigest()
+    foreign = default_storage.save(
+        image_key(sha1=foreign_sha1, mime_type="image/jpeg"), ContentFile(b"foreign")
+    )
+    assert store(b"foreign") == foreign
+    untracked = default_storage.save("images/runway/untracked.jpg", ContentFile(b"legacy"))
+    for key in (referenced, orphan, foreign):
         age(key)
     RunwayImageFactory(storage_key=referenced)
 
@@ -75,8 +84,9 @@ def test_the_collector_skips_young_referenced_and_foreign_objects():
 
     assert result.deleted == [orphan]
     assert (result.tracked, result.too_young, result.referenced) == (3, 1, 1)
-    assert set(StoredObject.objects.values_list("key", flat=True)) == {young, referenced}
-    assert default_storage.exists(young) and default_storage.exists(referenced)
+    assert result.preexisting == 1
+    assert set(StoredObject.objects.values_list("key", flat=True)) == {young, referenced, foreign}
+    assert all(default_storage.exists(key) for key in (young, referenced, foreign, untracked))
 
 
 @pytest.mark.django_db

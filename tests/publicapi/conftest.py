@@ -7,7 +7,7 @@ UNTHROTTLED = "1000000/min"
 
 
 @pytest.fixture(autouse=True)
-def _public_api_settings(settings, tmp_path):
+def _public_api_settings(settings):
     # A private in-memory cache per test: throttle counters (and anything else cached) never
     # leak between tests, nor into a Redis that other runs share. The throttle stays on, at a
     # rate no test reaches; tests/publicapi/test_http.py tests the throttle itself.
@@ -22,10 +22,6 @@ def _public_api_settings(settings, tmp_path):
         "DEFAULT_THROTTLE_RATES": {"anon": UNTHROTTLED},
     }
     settings.PUBLIC_API_CACHE_SECONDS = 60
-    # WhiteNoise warns on every request handler it starts while STATIC_ROOT does not exist
-    # (collectstatic has not run in a checkout); an empty one keeps real warnings visible.
-    settings.STATIC_ROOT = tmp_path / "static"
-    settings.STATIC_ROOT.mkdir()
 
 
 @pytest.fixture

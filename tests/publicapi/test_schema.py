@@ -3,7 +3,6 @@ endpoints keep to it (schemathesis, against the WSGI app in-process, with publis
 the database)."""
 
 import re
-import warnings
 
 import pytest
 import schemathesis
@@ -84,8 +83,7 @@ def published_archive() -> dict[str, list]:
 # HTTPS redirect (config.wsgi's instance was built with it). schemathesis calls it in-process.
 # (schemathesis.pytest.from_fixture would build the schema inside a fixture, but its lazy
 # loader does not work with pytest 9; loading at import needs no database.)
-with override_settings(SECURE_SSL_REDIRECT=False), warnings.catch_warnings():
-    warnings.filterwarnings("ignore", "No directory at", UserWarning)  # WhiteNoise, no static
+with override_settings(SECURE_SSL_REDIRECT=False):
     application = get_wsgi_application()
 schema = schemathesis.openapi.from_wsgi("/api/schema/", application).include(
     path_regex=r"^/api/v1/", method="GET"

@@ -1,7 +1,9 @@
 """Import the legacy archive (published tables and draft tables) into the catalog.
 
-Exit status: 0 done (or nothing left to import), 1 a check failed or an approved draft has no
-published counterpart (nothing written), 2 usage or connection error.
+Exit status: 0 done (or nothing left to import); 1 a check failed (an approved draft without
+a published counterpart, a row that does not fit, a published row held back...) or the catalog
+database refused the write, nothing written; 2 usage or connection error, or the legacy
+database failed mid-read.
 """
 
 import json
