@@ -47,8 +47,7 @@ def _plain_http_for_the_live_server():
 
 @pytest.fixture(autouse=True)
 def _test_settings(settings, tmp_path):
-    # Tests talk plain HTTP to the test client, and write media to a throwaway folder.
-    settings.SECURE_SSL_REDIRECT = False
+    # Tests write media to a throwaway folder (plain HTTP: see the session fixture above).
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.STORAGES = {
         **settings.STORAGES,

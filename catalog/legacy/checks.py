@@ -83,7 +83,7 @@ CONSERVATION_CHECK = (
 )
 REFERENCES_CHECK = "no dangling parent or dup_of, no detail of a detail (database)"
 COVERS_CHECK = "covers are live images of their album; image_count = live images (database)"
-APPROVED_CHECK = "every approved draft maps to a live published record of its entity key (database)"
+APPROVED_CHECK = "every approved draft maps to a published record of its entity key (database)"
 WRITER_CHECK = "the writer mapped every reference the plan resolved"
 DATABASE_CHECKS = (
     BRANDS_CHECK,
@@ -281,7 +281,8 @@ def _covers_check(floor: int) -> Check:
 
 
 def _approved_check(plan: Plan, floor: int) -> Check:
-    """Each approved draft maps to a live published record of its own entity key.
+    """Each approved draft maps to a published record of its own entity key (live, or
+    soft-deleted: the show, taken down since).
 
     The draft's key is the plan's (key values in normal form), with its brand as the id map
     says this run or an earlier one mapped it; the record's key is read back in the same form.
@@ -310,12 +311,12 @@ def _approved_check(plan: Plan, floor: int) -> Check:
                 .filter(legacy_id__in=chunk)
                 .values_list("legacy_id", "new_id")
             )
-            live_published = (
+            published = (
                 model.objects.filter(pk__in=[pk for pk in mapped.values() if pk is not None])
-                .filter(status=Record.Status.PUBLISHED, deleted_at__isnull=True)
+                .filter(status=Record.Status.PUBLISHED)
                 .values_list("pk", *key_fields)
             )
-            keys = {pk: CATALOG_KEY[kind](*key) for pk, *key in live_published}
+            keys = {pk: CATALOG_KEY[kind](*key) for pk, *key in published}
             for legacy_id in chunk:
                 row = drafts[legacy_id].row
                 if kind == RUNWAY:
@@ -328,7 +329,7 @@ def _approved_check(plan: Plan, floor: int) -> Check:
         if wrong:
             shown = ", ".join(f"#{legacy_id}" for legacy_id in wrong[:5])
             failures.append(
-                f"{table}: {len(wrong)} approved drafts not mapped to a live published record"
+                f"{table}: {len(wrong)} approved drafts not mapped to a published record"
                 f" of their entity key ({shown})"
             )
     return Check(

@@ -28,8 +28,9 @@ Rules (SPEC.md "Legacy migration"):
   catalog record that is not published (a crawl pending review, or rejected): superseding it
   would take the show off the public site, so the run stops and lists it;
 - approved drafts are never inserted: each needs a published counterpart by entity key, the
-  live published record that holds the key after this run (a legacy published row imported
-  now, or a published catalog record), or the run stops;
+  published record that holds the key after this run (a legacy published row imported now,
+  or a published catalog record), else a legacy published row of the key imported
+  soft-deleted; or the run stops;
 - images follow their record; a detail keeps its parent only if the parent is a main image of the
   same album that is imported with it (and live, if the detail is live): otherwise it becomes a
   main image; a dup_of that points at no imported image clears;
@@ -568,6 +569,9 @@ def _plan_records(
     catalog: CatalogState,
 ) -> None:
     live_keys: dict[tuple, Ref] = dict(catalog.live_keys[kind])
+    # Entity key -> the first legacy published row of it imported soft-deleted: the show an
+    # approved draft was promoted to, since taken down by an editor.
+    deleted_published: dict[tuple, Ref] = {}
     source_keys: dict[tuple[str, str], Ref] = dict(catalog.source_keys[kind])
     # (table, legacy id) -> (fields put in normal form, values that cannot be stored).
     normal_forms: dict[tuple[str, int], tuple[tuple[str, ...], list[str]]] = {}
@@ -636,6 +640,8 @@ def _plan_records(
             rp.outcome, rp.deleted = IMPORTED, row.deleted
             if not row.deleted:
                 live_keys[rp.key] = rp.ref
+            elif row.status == PUBLISHED:
+                deleted_published.setdefault(rp.key, rp.ref)
         if rp.outcome in INSERTED:
             if source_key is not None:
                 source_keys[source_key] = rp.ref
@@ -646,10 +652,10 @@ def _plan_records(
         plan.tally(row.table.name, row.status).add(rp.outcome)
 
     # An approved draft's published counterpart is the record that holds its entity key once
-    # every other row is placed, if that record is live and published: a legacy published row
-    # this run imports, or a published catalog record (crawled, or imported by an earlier
-    # run). Not any legacy published row of the key: a skipped, deleted or superseded one is
-    # not the show on the site, and the record standing for it may be another show.
+    # every other row is placed, if that record is published: a legacy published row this run
+    # imports, or a published catalog record (crawled, or imported by an earlier run). Else a
+    # legacy published row of its key that this run imports soft-deleted (the show, taken
+    # down since). Never a record standing for a skipped row: that may be another show.
     for row in sorted(
         (r for r in drafts if r.status == APPROVED), key=lambda r: (r.created_at, r.id)
     ):
@@ -657,10 +663,10 @@ def _plan_records(
         rp.approved = True
         if undecided:
             holder = live_keys.get(rp.key)
+            if holder is None or _status_of(plan, holder) != PUBLISHED:
+                holder = deleted_published.get(rp.key, holder)
             if holder is None:
-                plan.unmatched_approved.append(
-                    entry(rp, "no live published record with its entity key")
-                )
+                plan.unmatched_approved.append(entry(rp, "no published record with its entity key"))
             elif (status := _status_of(plan, holder)) != PUBLISHED:
                 reason = f"its entity key is held by {holder}"
                 if isinstance(holder, LegacyRef):

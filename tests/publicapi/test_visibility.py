@@ -128,26 +128,14 @@ def newest_first(records):
     return sorted(records, key=key)
 
 
-def expected_runways():
-    public = newest_first(Runway.objects.filter(status="published", deleted_at=None))
+def expected(model, image_model, fk: str):
+    """The published live records, newest first, and each one's live images in order."""
+    public = newest_first(model.objects.filter(status="published", deleted_at=None))
     images = {
-        r.pk: list(
-            RunwayImage.objects.filter(runway=r, deleted_at=None).order_by("sort_order", "id")
+        record.pk: list(
+            image_model.objects.filter(**{fk: record}, deleted_at=None).order_by("sort_order", "id")
         )
-        for r in public
-    }
-    return public, images
-
-
-def expected_snaps():
-    public = newest_first(StreetSnap.objects.filter(status="published", deleted_at=None))
-    images = {
-        s.pk: list(
-            StreetSnapImage.objects.filter(street_snap=s, deleted_at=None).order_by(
-                "sort_order", "id"
-            )
-        )
-        for s in public
+        for record in public
     }
     return public, images
 
@@ -189,54 +177,58 @@ def ids(items):
     return [item["id"] for item in items]
 
 
+def list_and_details(client, path: str, model, public, images):
+    """Check the list (exactly the public records, newest first, with their covers) and every
+    record's detail (404 unless public; its live images in order; its cover). Returns the
+    list's body and (detail body, expected images) per public record."""
+    listed = get(client, f"/api/v1/{path}/", page_size=100).json()
+    assert ids(listed["results"]) == [r.pk for r in public]
+    for item, record in zip(listed["results"], public, strict=True):
+        assert (item["cover"] or {}).get("id") == expected_cover(record, images[record.pk])
+    details = []
+    for record in model.objects.all():
+        response = get(client, f"/api/v1/{path}/{record.pk}/")
+        if record.pk not in images:
+            assert response.status_code == 404
+            continue
+        body = response.json()
+        album = images[record.pk]
+        assert ids(body["images"]) == [i.pk for i in album]
+        assert (body["cover"] or {}).get("id") == expected_cover(record, album)
+        details.append((body, album))
+    return listed, details
+
+
 @given(runway_specs=runways, snap_specs=snaps)
 def test_every_endpoint_shows_exactly_the_published_live_records_and_images(
     client, runway_specs, snap_specs
 ):
     with rollback_each_example():
         brands = build(runway_specs, snap_specs)
-        public_runways, runway_images = expected_runways()
-        public_snaps, snap_images = expected_snaps()
+        public_runways, runway_images = expected(Runway, RunwayImage, "runway")
+        public_snaps, snap_images = expected(StreetSnap, StreetSnapImage, "street_snap")
         public_image_ids = {i.pk for album in runway_images.values() for i in album} | {
             i.pk for album in snap_images.values() for i in album
         }
         seen_images: set[int] = set()
 
-        # Runways: the list, then every runway's detail, public or not.
-        listed = get(client, "/api/v1/runways/", page_size=100).json()
-        assert ids(listed["results"]) == [r.pk for r in public_runways]
+        # Runways: the list, then every runway's detail, public or not, with looks.
+        listed, details = list_and_details(client, "runways", Runway, public_runways, runway_images)
         seen_images |= image_ids_in(listed)
-        for item, runway in zip(listed["results"], public_runways, strict=True):
-            cover = expected_cover(runway, runway_images[runway.pk])
-            assert (item["cover"] or {}).get("id") == cover
-        for runway in Runway.objects.all():
-            response = get(client, f"/api/v1/runways/{runway.pk}/")
-            if runway.pk not in runway_images:
-                assert response.status_code == 404
-                continue
-            body = response.json()
+        for body, album in details:
             seen_images |= image_ids_in(body)
-            album = runway_images[runway.pk]
-            assert ids(body["images"]) == [i.pk for i in album]
             assert [(look["look_index"], ids(look["images"])) for look in body["looks"]] == [
                 (index, [i.pk for i in album if i.look_index == index])
                 for index in sorted({i.look_index for i in album})
             ]
-            assert (body["cover"] or {}).get("id") == expected_cover(runway, album)
 
         # Street snaps, likewise, with groups.
-        listed = get(client, "/api/v1/street-snaps/", page_size=100).json()
-        assert ids(listed["results"]) == [s.pk for s in public_snaps]
+        listed, details = list_and_details(
+            client, "street-snaps", StreetSnap, public_snaps, snap_images
+        )
         seen_images |= image_ids_in(listed)
-        for snap in StreetSnap.objects.all():
-            response = get(client, f"/api/v1/street-snaps/{snap.pk}/")
-            if snap.pk not in snap_images:
-                assert response.status_code == 404
-                continue
-            body = response.json()
+        for body, album in details:
             seen_images |= image_ids_in(body)
-            album = snap_images[snap.pk]
-            assert ids(body["images"]) == [i.pk for i in album]
             parents = {i.pk: shown_parent(i, album) for i in album}
             assert {i["id"]: (i["parent"], i["is_detail"]) for i in body["images"]} == {
                 pk: (parent, parent is not None) for pk, parent in parents.items()
@@ -246,7 +238,6 @@ def test_every_endpoint_shows_exactly_the_published_live_records_and_images(
                 for pk, parent in parents.items()
                 if parent is None
             ]
-            assert (body["cover"] or {}).get("id") == expected_cover(snap, album)
 
         # Brands: exactly those with a public runway, with its runways.
         counts: dict[str, int] = {}

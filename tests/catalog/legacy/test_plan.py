@@ -483,22 +483,36 @@ class TestApprovedDrafts:
         assert plan.records[(RUNWAY_DRAFTS.name, 3)].holder is None
         assert plan.blocked
 
-    def test_a_deleted_published_row_is_no_counterpart(self):
+    def test_a_deleted_published_row_of_its_key_is_its_counterpart(self):
+        # The draft was promoted, then an editor took the show down: the show is imported
+        # soft-deleted, and it accounts for the draft.
         plan = build_plan(
             archive(record(STREETS, 1, deleted=True), record(STREET_DRAFTS, 2, APPROVED)),
             CatalogState(),
         )
 
-        assert [e.id for e in plan.unmatched_approved] == [2]
+        assert plan.records[(STREET_DRAFTS.name, 2)].holder == LegacyRef(STREETS.name, 1)
+        assert not plan.unmatched_approved
+        assert not plan.blocked
 
     def test_a_live_draft_holding_the_key_is_no_counterpart(self):
-        # The published row is deleted, so the pending draft of the show holds the key.
+        # The published row is deleted, so the pending draft of the show holds the key: the
+        # deleted published row is still the counterpart, never the pending draft.
         plan = build_plan(
             archive(
                 record(STREETS, 1, deleted=True),
                 record(STREET_DRAFTS, 2, PENDING),
                 record(STREET_DRAFTS, 3, APPROVED),
             ),
+            CatalogState(),
+        )
+
+        assert plan.records[(STREET_DRAFTS.name, 3)].holder == LegacyRef(STREETS.name, 1)
+        assert not plan.unmatched_approved
+
+    def test_a_draft_holding_the_key_with_no_published_row_leaves_it_unmatched(self):
+        plan = build_plan(
+            archive(record(STREET_DRAFTS, 2, PENDING), record(STREET_DRAFTS, 3, APPROVED)),
             CatalogState(),
         )
 
@@ -787,12 +801,17 @@ def test_every_plan_accounts_for_every_row_and_references_only_imported_images(a
     for b in archive.brand_rows:
         spellings.setdefault(normalize_brand_slug(b.slug), set()).add(b.slug)
     assert bool(plan.brand_conflicts) == any(len(s) > 1 for s in spellings.values())
-    # An approved draft is accounted for by the live published record of its own key.
+    # An approved draft is accounted for by the published record of its own key: the live
+    # one, else a published row of the key imported soft-deleted.
     placed = {
         (rp.row.kind, rp.key): rp.ref
         for rp in plan.records.values()
         if rp.outcome == IMPORTED and not rp.deleted
     }
+    taken_down: dict[tuple, LegacyRef] = {}
+    for rp in sorted(plan.records.values(), key=lambda rp: (rp.row.table.drafts, rp.row.id)):
+        if rp.outcome == IMPORTED and rp.deleted and rp.row.status == PUBLISHED:
+            taken_down.setdefault((rp.row.kind, rp.key), rp.ref)
     for rp in plan.records.values():
         if rp.approved and rp.holder is not None:
             holder = rp.holder
@@ -801,7 +820,12 @@ def test_every_plan_accounts_for_every_row_and_references_only_imported_images(a
                 assert holder.status == PUBLISHED
                 assert (rp.row.kind, rp.key) not in placed
             else:
-                assert placed[(rp.row.kind, rp.key)] == holder
+                key = (rp.row.kind, rp.key)
+                live = placed.get(key)
+                if live is not None and plan.records[(live.table, live.id)].row.status == PUBLISHED:
+                    assert holder == live
+                else:
+                    assert holder == taken_down[key]
                 assert plan.records[(holder.table, holder.id)].row.status == PUBLISHED
     # The skipped column adds up from the lists (and the images of skipped records).
     for images, tables in ((False, set(TABLE_BY_NAME)), (True, set(TABLE_BY_IMAGE_TABLE))):

@@ -144,6 +144,23 @@ def test_an_approved_draft_is_never_accounted_for_by_another_show():
     assert Runway.objects.count() == LegacyIdMap.objects.count() == 0
 
 
+def test_an_approved_draft_of_a_show_taken_down_since_maps_to_the_deleted_show():
+    # Promoted, then soft-deleted by an editor: the show is imported soft-deleted, and the
+    # draft's content is accounted for by it (the database check included).
+    legacy = archive(
+        record(RUNWAYS, 1, brand_id=1, deleted=True),
+        record(RUNWAY_DRAFTS, 2, APPROVED, brand_id=1),
+    )
+
+    result = legacy_archive_migrate(source=legacy, dry_run=False)
+
+    assert result.written, result.failures
+    show = Runway.objects.get()
+    assert show.deleted_at is not None and show.status == "published"
+    draft = LegacyIdMap.objects.get(legacy_table=RUNWAY_DRAFTS.name, legacy_id=2)
+    assert draft.new_id == show.pk
+
+
 def test_the_database_check_compares_the_counterparts_entity_key(monkeypatch):
     legacy = archive(
         record(RUNWAYS, 1, brand_id=1),
