@@ -38,7 +38,7 @@ Rules (SPEC.md "Legacy migration"):
 
 Memory: records and brands are held (a few hundred bytes each plus their text); images are
 streamed one album at a time and only their ids are kept, in sets. A whole dry run measured
-about 150 bytes per legacy row (bench/legacy_import.py).
+about 120-150 bytes per legacy row (bench/legacy_import.py).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ beforehand (2-3 times faster than bulk_create at production size: bench/legacy_i
 elsewhere, Django's bulk_create. Tests run both.
 
 Memory: besides the plan, the legacy -> new id maps of records and images, one dict entry each;
-a whole real run measured 250-300 bytes per legacy row.
+a whole real run measured 200-300 bytes per legacy row.
 """
 
 from __future__ import annotations
