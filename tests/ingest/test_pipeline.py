@@ -742,9 +742,15 @@ def test_a_job_found_running_is_taken_over(acme, photos):
 
 
 def test_a_unique_violation_in_the_final_transaction_skips_as_a_lost_race(
-    acme, photos, monkeypatch
+    acme, image_server, monkeypatch
 ):
-    album = runway_album(photos[:1])
+    # An album holding a photograph and its re-encoded, resized copy: the write flags the copy
+    # as a near-duplicate of the first image before it loses the race.
+    urls = [
+        image_server.add("/race/orig.jpg", jpeg("astronaut", quality=92)),
+        image_server.add("/race/copy.jpg", jpeg("astronaut", quality=70, size=300)),
+    ]
+    album = runway_album(urls)
     job = submit(album)
     real_plan = pipeline._plan
     calls = []
@@ -769,8 +775,9 @@ def test_a_unique_violation_in_the_final_transaction_skips_as_a_lost_race(
     assert job.error == ""
     assert RunwayImage.objects.count() == 0
     # Counts describe the downloads; no near-duplicate flag of the rolled-back write remains.
-    assert job.report["counts"]["stored"] == 1
+    assert job.report["counts"]["stored"] == 2
     assert job.report["counts"]["duplicates"] == 0
+    assert not any("near-duplicate" in issue["reason"] for issue in job.report["issues"])
 
 
 def test_a_record_written_while_we_downloaded_skips_on_the_second_look(acme, photos, monkeypatch):
