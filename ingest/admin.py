@@ -6,6 +6,7 @@ enqueue path as the endpoint. Nobody adds, edits or deletes a job here.
 """
 
 import json
+from collections.abc import Sequence
 from datetime import timedelta
 
 from django.contrib import admin, messages
@@ -14,6 +15,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from ingest.models import IngestJob
+from ingest.report import COUNT_NAMES
 from ingest.services import RETRYABLE, JobStateError, ingest_job_retry
 
 
@@ -50,10 +52,9 @@ PAYLOAD_ORDER = [
     "description",
     "images",
 ]
-COUNTS_ORDER = ["received", "stored", "refused", "repeated", "duplicates"]
 
 
-def _ordered(mapping: dict, order: list[str]) -> dict:
+def _ordered(mapping: dict, order: Sequence[str]) -> dict:
     rank = {key: n for n, key in enumerate(order)}
     return dict(sorted(mapping.items(), key=lambda item: (rank.get(item[0], len(order)), item[0])))
 
@@ -143,7 +144,7 @@ class IngestJobAdmin(admin.ModelAdmin):
         counts = (job.report or {}).get("counts")
         if not counts:
             return "-"
-        return format_html_join(", ", "{}: {}", _ordered(counts, COUNTS_ORDER).items())
+        return format_html_join(", ", "{}: {}", _ordered(counts, COUNT_NAMES).items())
 
     @admin.display(description="issues")
     def report_issues(self, job: IngestJob) -> str:
