@@ -315,6 +315,26 @@ def test_a_rejected_record_found_by_entity_key_is_reopened_with_the_new_articles
     assert (reopened.source, reopened.source_url) == ("vogue", album["source_url"])
 
 
+def test_a_record_found_by_its_entity_key_is_looked_up_once(acme, django_assert_num_queries):
+    # Given a rejected runway another article created: the album finds it by its entity key.
+    rejected = RunwayFactory(
+        brand=acme,
+        season_code="FW24",
+        collection_type="ready-to-wear",
+        status="rejected",
+        source="wwd",
+        source_url="https://wwd.example/acme-fw24",
+    )
+    album = album_validate(runway_album(["https://example.com/a/1.jpg"], source="vogue"))
+
+    # When the job decides: the source key, the brand, the entity key, and no second look for
+    # another holder of the key the record holds itself.
+    with django_assert_num_queries(3):
+        plan = pipeline._plan(pipeline.KINDS["runway"], album, "0" * 64)
+
+    assert plan == pipeline.Plan(record=rejected, brand=acme)
+
+
 def test_a_reopened_record_does_not_flag_its_own_old_images(acme, photos):
     album = runway_album(photos[:1])
     first = run(submit(album))
