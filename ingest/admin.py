@@ -6,15 +6,16 @@ enqueue path as the endpoint. Nobody adds, edits or deletes a job here.
 """
 
 import json
-from datetime import timedelta
+from collections.abc import Sequence
 
 from django.contrib import admin, messages
 from django.urls import NoReverseMatch, reverse
-from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.timesince import timesince
 
 from ingest.models import IngestJob
-from ingest.services import RETRYABLE, JobStateError, ingest_job_retry
+from ingest.report import COUNT_NAMES
+from ingest.services import JobStateError, ingest_job_retry
 
 
 def record_admin_url(job: IngestJob) -> str | None:
@@ -50,20 +51,11 @@ PAYLOAD_ORDER = [
     "description",
     "images",
 ]
-COUNTS_ORDER = ["received", "stored", "refused", "repeated", "duplicates"]
 
 
-def _ordered(mapping: dict, order: list[str]) -> dict:
+def _ordered(mapping: dict, order: Sequence[str]) -> dict:
     rank = {key: n for n, key in enumerate(order)}
     return dict(sorted(mapping.items(), key=lambda item: (rank.get(item[0], len(order)), item[0])))
-
-
-def _age(delta: timedelta) -> str:
-    seconds = int(delta.total_seconds())
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
 
 
 @admin.register(IngestJob)
@@ -121,7 +113,7 @@ class IngestJobAdmin(admin.ModelAdmin):
 
     @admin.display(description="age", ordering="created_at")
     def age(self, job: IngestJob) -> str:
-        return _age(timezone.now() - job.created_at)
+        return timesince(job.created_at, depth=1)
 
     @admin.display(description="record")
     def record_link(self, job: IngestJob) -> str:
@@ -143,7 +135,7 @@ class IngestJobAdmin(admin.ModelAdmin):
         counts = (job.report or {}).get("counts")
         if not counts:
             return "-"
-        return format_html_join(", ", "{}: {}", _ordered(counts, COUNTS_ORDER).items())
+        return format_html_join(", ", "{}: {}", _ordered(counts, COUNT_NAMES).items())
 
     @admin.display(description="issues")
     def report_issues(self, job: IngestJob) -> str:
@@ -167,16 +159,14 @@ class IngestJobAdmin(admin.ModelAdmin):
     @admin.action(permissions=["retry"], description="Retry selected failed or stale jobs")
     def retry_jobs(self, request, queryset):
         retried, refused = [], []
-        for job in queryset.order_by("pk"):
-            if job.status not in RETRYABLE:
-                refused.append(f"{job.pk} ({job.status})")
-                continue
+        for job_id in queryset.order_by("pk").values_list("pk", flat=True):
             try:
-                ingest_job_retry(job_id=job.pk)
-            except JobStateError:
-                refused.append(f"{job.pk} (changed meanwhile)")
+                ingest_job_retry(job_id=job_id)
+            except JobStateError as refusal:
+                # The state the service found under its row lock, not the one listed here.
+                refused.append(f"{job_id} ({refusal.status})")
                 continue
-            retried.append(str(job.pk))
+            retried.append(str(job_id))
         if retried:
             self.message_user(request, f"Queued again: {', '.join(retried)}.", messages.SUCCESS)
         if refused:

@@ -35,8 +35,6 @@ class WebhookSignature:
     """``request.auth`` of a signed request."""
 
     webhook_id: str
-    timestamp: int
-    secret_index: int  # which of INGEST_SECRETS matched (for logs during a rotation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +99,9 @@ class StandardWebhookAuthentication(BaseAuthentication):
             for webhook in webhooks
         ]
         for passed in _passed_signatures(signature_header):
-            for index, candidate in enumerate(expected):
+            for candidate in expected:
                 if hmac.compare_digest(candidate, passed):
-                    return SignedCrawler(), WebhookSignature(webhook_id, timestamp, index)
+                    return SignedCrawler(), WebhookSignature(webhook_id)
         raise exceptions.AuthenticationFailed("No valid signature for any active secret.")
 
     def authenticate_header(self, request) -> str:

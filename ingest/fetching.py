@@ -86,7 +86,6 @@ class Fetched:
     body: bytes
     final_url: str
     content_type: str  # the header as sent ("" if none); the fetcher does not judge content
-    status: int
 
 
 class FetchError(Exception):
@@ -154,7 +153,6 @@ def fetch(url: str, *, policy: FetchPolicy, resolver: Resolver = socket.getaddri
                 body=body,
                 final_url=current,
                 content_type=(response.getheader("Content-Type") or "").strip(),
-                status=response.status,
             )
     raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 

@@ -109,15 +109,6 @@ def sha1_hex(data: bytes) -> str:
     return hashlib.sha1(data, usedforsecurity=False).hexdigest()
 
 
-def inspect_image(data: bytes, *, max_pixels: int) -> ImageInfo:
-    """Refuse anything but a complete, decodable JPEG/PNG/WebP/GIF of at most ``max_pixels``.
-
-    The Content-Type the server sent is not consulted: only the bytes decide.
-    """
-    _, info = _decode_reduced(data, max_pixels=max_pixels)
-    return info
-
-
 def analyse_image(data: bytes, *, max_pixels: int) -> AnalysedImage:
     """Everything the worker stores about one downloaded image, from a single decode."""
     reduced, info = _decode_reduced(data, max_pixels=max_pixels)

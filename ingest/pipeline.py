@@ -247,7 +247,8 @@ class Plan:
 def _plan(kind: "Kind", album: dict[str, Any], checksum: str) -> Plan:
     brand = None
     record = kind.by_source_key(album)
-    if record is None:
+    found_by_source_key = record is not None
+    if not found_by_source_key:
         brand = kind.brand(album)
         record = kind.by_entity_key(album, brand)
     if record is None:
@@ -262,7 +263,9 @@ def _plan(kind: "Kind", album: dict[str, Any], checksum: str) -> Plan:
     if record.content_checksum == checksum:
         # Rejected, and nothing new since: do not put the same album in front of editors.
         raise JobEnd(Status.SKIPPED, "rejected_unchanged", record=record)
-    brand = brand if brand is not None else kind.brand(album)
+    if not found_by_source_key:
+        return Plan(record=record, brand=brand)  # it holds the entity key itself
+    brand = kind.brand(album)
     # Found by its source key, the rejected record is reopened with the album's entity key,
     # which the crawler may have corrected meanwhile (another season code, say). If a different
     # live record holds that key, the reopen could only break the entity-key constraint, on

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_MAX_ISSUES = 100
+# The report's counts, in the order the README documents them and the API and admin show them.
+COUNT_NAMES = ("received", "stored", "refused", "repeated", "duplicates")
 
 
 @dataclass
@@ -62,13 +64,7 @@ class Report:
     def as_dict(self) -> dict[str, Any]:
         return {
             "album_images": self.album_images,
-            "counts": {
-                "received": self.received,
-                "stored": self.stored,
-                "refused": self.refused,
-                "repeated": self.repeated,
-                "duplicates": self.duplicates,
-            },
+            "counts": {name: getattr(self, name) for name in COUNT_NAMES},
             "issues": sorted(self.issues, key=lambda issue: issue["index"]),
             "issues_truncated": self.issues_truncated,
         }

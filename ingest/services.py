@@ -40,7 +40,11 @@ class WebhookReplayed(Exception):
 
 
 class JobStateError(Exception):
-    """A transition asked of a job that is not in a state it starts from."""
+    """A transition asked of a job that is not in a state it starts from (``status``)."""
+
+    def __init__(self, message: str, *, status: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 # --- Accept and enqueue ----------------------------------------------------------------------
@@ -230,7 +234,9 @@ def ingest_job_retry(*, job_id: int) -> IngestJob:
     with transaction.atomic():
         job = IngestJob.objects.select_for_update().get(pk=job_id)
         if job.status not in RETRYABLE:
-            raise JobStateError(f"Cannot retry a {job.status} job; only failed or stale ones.")
+            raise JobStateError(
+                f"Cannot retry a {job.status} job; only failed or stale ones.", status=job.status
+            )
         job.status = IngestJob.Status.QUEUED
         job.reason = ""
         job.error = ""

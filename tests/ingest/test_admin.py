@@ -1,14 +1,18 @@
 """The ingest jobs admin: a read-only list and page, readable payload and report, a link to the
 record, and a retry action guarded by its permission."""
 
+from datetime import timedelta
+from html.parser import HTMLParser
+
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
 
 from ingest import admin as ingest_admin
 from ingest import services
 from ingest.models import IngestJob
-from tests.factories import IngestJobFactory, RunwayFactory
+from tests.factories import IngestJobFactory, RunwayFactory, StreetSnapFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -44,25 +48,78 @@ def report() -> dict:
     }
 
 
-def test_the_list_shows_status_kind_source_attempts_and_filters(admin_client):
-    IngestJobFactory(status="failed", source="vogue", attempts=1)
-    IngestJobFactory(status="succeeded", source="wwd", kind="street", attempts=2)
+class _ResultRows(HTMLParser):
+    """The changelist's result rows, each as {column: cell text}; a cell names its column in
+    its ``field-<name>`` class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict[str, str]] = []
+        self._column: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append({})
+        elif tag in ("td", "th"):
+            classes = (dict(attrs).get("class") or "").split()
+            columns = [c.removeprefix("field-") for c in classes if c.startswith("field-")]
+            self._column = columns[0] if columns else None
+            if self._column:
+                self.rows[-1][self._column] = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th"):
+            self._column = None
+
+    def handle_data(self, data: str) -> None:
+        if self._column:
+            self.rows[-1][self._column] += data
+
+
+def result_rows(html: str) -> list[dict[str, str]]:
+    reader = _ResultRows()
+    reader.feed(html)
+    return [row for row in reader.rows if row]
+
+
+def test_the_list_shows_each_jobs_columns_and_filters(admin_client):
+    snap = StreetSnapFactory()
+    failed = IngestJobFactory(status="failed", source="vogue", attempts=1, reason="unknown_brand")
+    done = IngestJobFactory(
+        status="succeeded", source="wwd", kind="street", attempts=2, street_snap=snap
+    )
+    now = timezone.now()
+    IngestJob.objects.filter(pk=failed.pk).update(created_at=now - timedelta(hours=3, minutes=5))
+    IngestJob.objects.filter(pk=done.pk).update(created_at=now - timedelta(minutes=5, seconds=3))
 
     response = admin_client.get(reverse(CHANGELIST))
     filtered = admin_client.get(reverse(CHANGELIST), {"status__exact": "failed"})
 
     assert response.status_code == 200
+    assert result_rows(response.content.decode()) == [
+        {
+            "id": str(done.pk),
+            "status": "Succeeded",
+            "kind": "Street",
+            "source": "wwd",
+            "attempts": "2",
+            "age": "5\xa0minutes",
+            "reason": "-",
+            "record_link": f"street snap {snap.pk}",
+        },
+        {
+            "id": str(failed.pk),
+            "status": "Failed",
+            "kind": "Runway",
+            "source": "vogue",
+            "attempts": "1",
+            "age": "3\xa0hours",
+            "reason": "unknown_brand",
+            "record_link": "-",
+        },
+    ]
     html = response.content.decode()
-    for text in (
-        "failed",
-        "succeeded",
-        "vogue",
-        "wwd",
-        "Street",
-        "By status",
-        "By kind",
-        "By source",
-    ):
+    for text in ("By status", "By kind", "By source"):
         assert text in html
     assert filtered.context["cl"].result_count == 1
 

@@ -24,7 +24,7 @@ from cryptography.x509.oid import NameOID
 from PIL import Image
 
 from ingest.fetching import Fetched, FetchError, FetchPolicy, fetch
-from ingest.hashing import ImageRefused, inspect_image
+from ingest.hashing import ImageRefused, analyse_image
 
 LOCAL = frozenset({"127.0.0.1"})
 HTML = b"<!doctype html><html><body>Please enable JavaScript</body></html>"
@@ -237,7 +237,7 @@ def test_fetches_an_image(http_server: LocalServer) -> None:
     result = fetch(http_server.url("/image.jpg"), policy=FetchPolicy(allowed_hosts=LOCAL))
 
     assert result == Fetched(
-        body=JPEG, final_url=http_server.url("/image.jpg"), content_type="image/jpeg", status=200
+        body=JPEG, final_url=http_server.url("/image.jpg"), content_type="image/jpeg"
     )
 
 
@@ -300,7 +300,7 @@ def test_html_served_as_jpeg_is_fetched_and_then_refused_by_the_image_check(
 
     # ...the image check does, whatever the Content-Type said
     with pytest.raises(ImageRefused, match="not a JPEG"):
-        inspect_image(result.body, max_pixels=64_000_000)
+        analyse_image(result.body, max_pixels=64_000_000)
 
 
 # --- HTTP errors and their classification -----------------------------------------------------

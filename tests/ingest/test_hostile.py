@@ -101,7 +101,6 @@ def test_every_hostile_image_is_refused_and_the_job_goes_on(hostile, image_serve
         "repeated": 0,
         "duplicates": 0,
     }
-    assert counts["received"] == counts["stored"] + counts["refused"] + counts["repeated"]
     reasons = {issue["index"]: issue["reason"] for issue in job.report["issues"]}
     for position, name in enumerate(names, start=1):
         assert hostile[name][1] in reasons[position], name

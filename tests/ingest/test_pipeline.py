@@ -315,6 +315,26 @@ def test_a_rejected_record_found_by_entity_key_is_reopened_with_the_new_articles
     assert (reopened.source, reopened.source_url) == ("vogue", album["source_url"])
 
 
+def test_a_record_found_by_its_entity_key_is_looked_up_once(acme, django_assert_num_queries):
+    # Given a rejected runway another article created: the album finds it by its entity key.
+    rejected = RunwayFactory(
+        brand=acme,
+        season_code="FW24",
+        collection_type="ready-to-wear",
+        status="rejected",
+        source="wwd",
+        source_url="https://wwd.example/acme-fw24",
+    )
+    album = album_validate(runway_album(["https://example.com/a/1.jpg"], source="vogue"))
+
+    # When the job decides: the source key, the brand, the entity key, and no second look for
+    # another holder of the key the record holds itself.
+    with django_assert_num_queries(3):
+        plan = pipeline._plan(pipeline.KINDS["runway"], album, "0" * 64)
+
+    assert plan == pipeline.Plan(record=rejected, brand=acme)
+
+
 def test_a_reopened_record_does_not_flag_its_own_old_images(acme, photos):
     album = runway_album(photos[:1])
     first = run(submit(album))
@@ -742,9 +762,15 @@ def test_a_job_found_running_is_taken_over(acme, photos):
 
 
 def test_a_unique_violation_in_the_final_transaction_skips_as_a_lost_race(
-    acme, photos, monkeypatch
+    acme, image_server, monkeypatch
 ):
-    album = runway_album(photos[:1])
+    # An album holding a photograph and its re-encoded, resized copy: the write flags the copy
+    # as a near-duplicate of the first image before it loses the race.
+    urls = [
+        image_server.add("/race/orig.jpg", jpeg("astronaut", quality=92)),
+        image_server.add("/race/copy.jpg", jpeg("astronaut", quality=70, size=300)),
+    ]
+    album = runway_album(urls)
     job = submit(album)
     real_plan = pipeline._plan
     calls = []
@@ -769,8 +795,9 @@ def test_a_unique_violation_in_the_final_transaction_skips_as_a_lost_race(
     assert job.error == ""
     assert RunwayImage.objects.count() == 0
     # Counts describe the downloads; no near-duplicate flag of the rolled-back write remains.
-    assert job.report["counts"]["stored"] == 1
+    assert job.report["counts"]["stored"] == 2
     assert job.report["counts"]["duplicates"] == 0
+    assert not any("near-duplicate" in issue["reason"] for issue in job.report["issues"])
 
 
 def test_a_record_written_while_we_downloaded_skips_on_the_second_look(acme, photos, monkeypatch):

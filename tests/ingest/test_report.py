@@ -29,6 +29,10 @@ def test_the_counts_always_add_up(sequence, max_issues):
         elif event == "duplicate" and report.duplicates < report.stored:
             report.image_duplicate(index=n, url=url, reason="near-duplicate")
             issues_sent += 1
+        elif event == "duplicate":
+            # Every stored image is flagged already: the report refuses and counts nothing.
+            with pytest.raises(ValueError, match="only a stored image"):
+                report.image_duplicate(index=n, url=url, reason="near-duplicate")
         elif event == "note":
             report.issue(index=n, url=url, reason="stored as a main image")
             issues_sent += 1
