@@ -38,7 +38,6 @@ from catalog.models import (
 from catalog.services import (
     EDITABLE_FIELDS,
     RecordWriteRefused,
-    StaleRecord,
     image_soft_delete,
     record_check_may_curate,
     record_set_cover,
@@ -46,14 +45,15 @@ from catalog.services import (
     street_image_detach,
     street_images_attach,
 )
-from review.conflicts import BadToken, Loaded, conflict_message, loaded_token, read_token
-from review.forms import (
-    OUT_OF_DATE,
-    BrandAliasForm,
-    BrandAliasFormSet,
-    ReasonForm,
-    RecordForm,
+from review.conflicts import (
+    Loaded,
+    OutOfDate,
+    conflict_if_stale,
+    conflict_message,
+    loaded_token,
+    read_loaded,
 )
+from review.forms import BrandAliasForm, BrandAliasFormSet, ReasonForm, RecordForm
 from review.models import ReviewEvent
 from review.selectors import record_review_history
 from review.services import (
@@ -463,7 +463,7 @@ class RecordAdmin(admin.ModelAdmin):
             if name in EDITABLE_FIELDS[self.model]
         }
         loaded = form.loaded_state
-        try:
+        with conflict_if_stale(loaded):
             if "_approve" in request.POST:
                 record_approve(
                     record=obj,
@@ -478,8 +478,6 @@ class RecordAdmin(admin.ModelAdmin):
                     changes=changes,
                     expected_version=loaded.version,
                 )
-        except StaleRecord as stale:
-            raise RecordWriteRefused(conflict_message(stale.record, loaded)) from stale
 
     def log_change(self, request, obj, message):
         if "_approve" in request.POST:
@@ -510,9 +508,9 @@ class RecordAdmin(admin.ModelAdmin):
         if obj is None or not self.published_read_only(request, obj):
             return ""
         try:
-            loaded = read_token(request.POST.get("loaded"))
-        except BadToken:
-            return OUT_OF_DATE
+            loaded = read_loaded(request.POST.get("loaded"))
+        except OutOfDate as refusal:
+            return str(refusal)
         if loaded.version != obj.version:
             return conflict_message(obj, loaded)
         try:
@@ -584,11 +582,7 @@ class RecordAdmin(admin.ModelAdmin):
         # after it has said whether the page is out of date.
         if obj is None or not self.has_curate_permission(request):
             raise PermissionDenied
-        try:
-            loaded = read_token(request.POST.get("loaded"))
-        except BadToken:
-            raise RecordWriteRefused(OUT_OF_DATE) from None
-        return obj, loaded
+        return obj, read_loaded(request.POST.get("loaded"))
 
     def image_stub(self, obj: Record, image_id: int) -> RecordImage:
         # Only the ids: the service re-reads the image under the record's lock and checks
@@ -660,10 +654,8 @@ class RecordAdmin(admin.ModelAdmin):
         try:
             with transaction.atomic():
                 obj, loaded = self.curation_target(request, object_id)
-                try:
+                with conflict_if_stale(loaded):
                     record, message = operation(obj, loaded)
-                except StaleRecord as stale:
-                    raise RecordWriteRefused(conflict_message(stale.record, loaded)) from stale
                 # Still under the operation's lock: a published album's history says it.
                 record_log_published_edit(record=record, actor=request.user, note=message)
                 self.log_change(request, obj, message)
@@ -680,19 +672,13 @@ class RecordAdmin(admin.ModelAdmin):
         """Run one transition from a record's page at the version the page was loaded at;
         say why when it is refused. True when it was applied."""
         try:
-            loaded = read_token(token)
-        except BadToken:
-            self.message_user(request, OUT_OF_DATE, messages.ERROR)
-            return False
-        try:
-            decide(loaded.version)
-        except StaleRecord as stale:
-            self.message_user(request, conflict_message(stale.record, loaded), messages.ERROR)
+            loaded = read_loaded(token)
+            with conflict_if_stale(loaded):
+                decide(loaded.version)
         except RecordWriteRefused as refusal:
             self.message_user(request, str(refusal), messages.ERROR)
-        else:
-            return True
-        return False
+            return False
+        return True
 
     def approve_view(self, request, object_id):
         """Approve the album as it stands, without field edits: the record page's Approve
@@ -872,15 +858,13 @@ class RecordAdmin(admin.ModelAdmin):
         for record in self.selected_records(request, queryset):
             token = request.POST.get(f"loaded_{record.pk}")
             try:
-                loaded = read_token(token) if token else None
-            except BadToken:
-                refused.append(f"“{record}”: {OUT_OF_DATE}")
+                loaded = read_loaded(token) if token else None
+            except OutOfDate as refusal:
+                refused.append(f"“{record}”: {refusal}")
                 continue
             try:
-                decide(record, loaded.version if loaded else None)
-            except StaleRecord as stale:
-                # Only raised with a version to compare, i.e. with a token.
-                refused.append(conflict_message(stale.record, loaded))
+                with conflict_if_stale(loaded):
+                    decide(record, loaded.version if loaded else None)
             except RecordWriteRefused as refusal:
                 refused.append(str(refusal))
             else:

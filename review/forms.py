@@ -12,14 +12,13 @@ from catalog.keys import (
 from catalog.models import YEAR_MAX, YEAR_MIN, BrandAlias, Runway, StreetSnap
 from catalog.selectors import runway_by_entity_key, street_snap_by_entity_key
 from catalog.services import ENTITY_KEY_TAKEN
-from review.conflicts import BadToken, Loaded, conflict_message, loaded_token, read_token
+from review.conflicts import Loaded, OutOfDate, conflict_message, loaded_token, read_loaded
 
 # Each kind's entity-key lookup (catalog.selectors), and the fields of the form it takes.
 ENTITY_KEY_LOOKUP = {
     Runway: (runway_by_entity_key, ("brand", "season_code", "collection_type")),
     StreetSnap: (street_snap_by_entity_key, ("city", "year", "month", "title")),
 }
-OUT_OF_DATE = "This page is out of date or incomplete. Reload it and make your changes again."
 # Entity-key fields an editor types, with the normaliser ingest and the legacy import use, and
 # what the field's help says happens to the value.
 NORMALISED_FIELDS = {
@@ -125,9 +124,9 @@ class RecordForm(forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         try:
-            self.loaded_state = read_token(cleaned.get("loaded"))
-        except BadToken:
-            raise ValidationError(OUT_OF_DATE, code="bad_token") from None
+            self.loaded_state = read_loaded(cleaned.get("loaded"))
+        except OutOfDate as refusal:
+            raise ValidationError(str(refusal), code="bad_token") from None
         # self.instance still holds the row as read at the start of this request:
         # ModelForm copies the edits onto it only after clean().
         if self.instance.version != self.loaded_state.version:
