@@ -501,21 +501,26 @@ class RecordAdmin(admin.ModelAdmin):
     def published_save_refusal(self, request, object_id) -> str:
         """Why a save of a published album by an editor who may not publish is refused, in
         words ('' when it is not such a save). Django would answer 403: the page they saved
-        was most likely loaded while the album was pending, and someone approved it since."""
-        if not super().has_change_permission(request):
-            return ""  # not an editor of this kind at all: Django's 403 it is
+        was most likely loaded while the album was pending, and someone approved it since.
+
+        An editor who may publish is never refused here, so their save reads the album once
+        (Django's own read), not twice."""
+        if self.has_publish_permission(request) or not super().has_change_permission(request):
+            return ""  # nothing to refuse here; or not an editor of this kind: Django's 403
         obj = self.get_object(request, unquote(object_id))
-        if obj is None or not self.published_read_only(request, obj):
+        if obj is None:
             return ""
-        try:
-            loaded = read_loaded(request.POST.get("loaded"))
-        except OutOfDate as refusal:
-            return str(refusal)
-        if loaded.version != obj.version:
-            return conflict_message(obj, loaded)
         try:
             record_check_may_curate(record=obj, actor=request.user, images=False)
         except RecordWriteRefused as refusal:
+            # The form's own checks never run (Django answers 403 first): an out-of-date page
+            # is said as the form would have said it, which names who published the album.
+            try:
+                loaded = read_loaded(request.POST.get("loaded"))
+            except OutOfDate as out_of_date:
+                return str(out_of_date)
+            if loaded.version != obj.version:
+                return conflict_message(obj, loaded)
             return str(refusal)
         return ""
 

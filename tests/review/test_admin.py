@@ -966,6 +966,33 @@ class TestPermissions:
         assert Runway.objects.get(pk=runway.pk).title == "Public"
         assert not ReviewEvent.objects.exists()
 
+    @pytest.mark.parametrize("published", [False, True], ids=["pending", "published"])
+    def test_a_save_by_an_editor_who_may_publish_reads_the_album_once_before_its_lock(
+        self, editor_client, published
+    ):
+        # Given an editor who may publish, on an album's page
+        runway = make_runway(title="Before", published=published)
+        page = editor_client.get(change_url(runway))
+        table = connection.ops.quote_name(Runway._meta.db_table)
+
+        # When they save an edit
+        with CaptureQueriesContext(connection) as queries:
+            response = editor_client.post(
+                change_url(runway), form_data(page, "runway_form", title="After")
+            )
+
+        # Then the album's row is read by Django's change view and under the service's lock,
+        # and by nothing else (no check of whether they may publish: they may)
+        reads = [
+            query["sql"]
+            for query in queries.captured_queries
+            if query["sql"].startswith("SELECT") and f'{table}."id" = {runway.pk}' in query["sql"]
+        ]
+        assert response.status_code == 302
+        assert Runway.objects.get(pk=runway.pk).title == "After"
+        assert len(reads) == 2
+        assert sum("FOR UPDATE" in sql for sql in reads) == (connection.vendor == "postgresql")
+
     @pytest.mark.parametrize("make", KINDS)
     def test_without_publish_images_of_a_published_album_cannot_be_deleted(
         self, make, junior_client
