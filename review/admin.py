@@ -37,8 +37,10 @@ from catalog.models import (
 )
 from catalog.services import (
     EDITABLE_FIELDS,
+    IMAGE_MODEL,
     RecordWriteRefused,
     image_soft_delete,
+    permission_name,
     record_check_may_curate,
     record_set_cover,
     street_image_attach_to_previous,
@@ -60,12 +62,12 @@ from review.services import (
     TRANSITIONS,
     Action,
     kind_label,
-    permission_name,
     record_approve,
     record_edit,
     record_log_published_edit,
     record_reject,
     record_unpublish,
+    transition_permission_name,
 )
 
 Status = Record.Status
@@ -191,10 +193,10 @@ class RecordAdmin(admin.ModelAdmin):
         return False
 
     def has_publish_permission(self, request, obj=None) -> bool:
-        return request.user.has_perm(permission_name(self.model, Action.APPROVE))
+        return request.user.has_perm(transition_permission_name(self.model, Action.APPROVE))
 
     def has_reject_permission(self, request, obj=None) -> bool:
-        return request.user.has_perm(permission_name(self.model, Action.REJECT))
+        return request.user.has_perm(transition_permission_name(self.model, Action.REJECT))
 
     def has_change_permission(self, request, obj=None) -> bool:
         # A published album is on the public site: changing its fields or images needs the
@@ -212,9 +214,8 @@ class RecordAdmin(admin.ModelAdmin):
         )
 
     def has_curate_permission(self, request, obj=None) -> bool:
-        opts = self.image_model._meta
         return self.has_change_permission(request, obj) and request.user.has_perm(
-            f"{opts.app_label}.change_{opts.model_name}"
+            permission_name(IMAGE_MODEL[self.model], "change")
         )
 
     # --- the list ------------------------------------------------------------------------

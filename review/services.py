@@ -26,7 +26,9 @@ from django.utils import timezone
 from catalog.models import Record, Runway
 from catalog.services import (
     RecordWriteRefused,
+    permission_name,
     record_apply_edits,
+    record_check_may_curate,
     record_lock,
     record_save,
     record_update,
@@ -68,16 +70,9 @@ TRANSITIONS: dict[str, Transition] = {
 }  # fmt: skip
 
 
-def permission_name(record_model: type[Record], action: str) -> str:
+def transition_permission_name(record_model: type[Record], action: str) -> str:
     """The full permission name an action needs on a kind, e.g. `catalog.publish_runway`."""
-    opts = record_model._meta
-    return f"{opts.app_label}.{TRANSITIONS[action].permission}_{opts.model_name}"
-
-
-def edit_permission_name(record_model: type[Record]) -> str:
-    """The permission field edits need, e.g. `catalog.change_runway`."""
-    opts = record_model._meta
-    return f"{opts.app_label}.change_{opts.model_name}"
+    return permission_name(record_model, TRANSITIONS[action].permission)
 
 
 def kind_label(record_model: type[Record], *, plural: bool = False) -> str:
@@ -105,7 +100,7 @@ def record_transition(
     if transition is None:
         raise TransitionRefused(f"Unknown action “{action}”.")
     model = type(record)
-    if not actor.has_perm(permission_name(model, action)):
+    if not actor.has_perm(transition_permission_name(model, action)):
         raise TransitionRefused(
             f"You do not have permission to {transition.verb} {kind_label(model, plural=True)}."
         )
@@ -114,13 +109,6 @@ def record_transition(
         raise TransitionRefused(f"A reason is required to {transition.verb} an album.")
     if changes and action != Action.APPROVE:
         raise TransitionRefused(f"Field edits are applied with approve, not {transition.verb}.")
-    if changes and not actor.has_perm(edit_permission_name(model)):
-        # Approving needs the publish permission; the field edits it applies are edits, and
-        # need the change permission like a plain save (the admin offers a publisher without
-        # it an approve that carries no edits).
-        raise TransitionRefused(
-            f"You do not have permission to edit {kind_label(model, plural=True)}."
-        )
 
     locked = record_lock(record=record, expected_version=expected_version)
     if locked.status != transition.source:
@@ -129,6 +117,11 @@ def record_transition(
             f"only {transition.source} {kind_label(model, plural=True)} "
             f"can be {transition.done}."
         )
+    if changes:
+        # Approving needs the publish permission; the field edits it applies are edits, and
+        # need what a plain save of them needs (the admin offers a publisher without the
+        # change permission an approve that carries no edits).
+        record_check_may_curate(record=locked, actor=actor, images=False)
 
     diff = record_apply_edits(record=locked, changes=changes or {})
     now = timezone.now()
