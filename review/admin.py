@@ -63,8 +63,8 @@ from review.services import (
     Action,
     kind_label,
     record_approve,
+    record_curate_images,
     record_edit,
-    record_log_published_edit,
     record_reject,
     record_unpublish,
     transition_permission_name,
@@ -656,14 +656,17 @@ class RecordAdmin(admin.ModelAdmin):
         return self.curate(request, object_id, attach)
 
     def curate(self, request, object_id, operation) -> HttpResponse:
-        """Run one curation operation in one transaction; report it; back to the grid."""
+        """Run one image operation (through review.services.record_curate_images, which
+        keeps a published album's history); report it; back to the grid."""
         try:
+            # The change-log entry commits with the write, as in Django's own change view:
+            # a conflict message names the editor from it (review.conflicts).
             with transaction.atomic():
                 obj, loaded = self.curation_target(request, object_id)
                 with conflict_if_stale(loaded):
-                    record, message = operation(obj, loaded)
-                # Still under the operation's lock: a published album's history says it.
-                record_log_published_edit(record=record, actor=request.user, note=message)
+                    _, message = record_curate_images(
+                        actor=request.user, operation=lambda: operation(obj, loaded)
+                    )
                 self.log_change(request, obj, message)
         except RecordWriteRefused as refusal:
             self.message_user(request, str(refusal), messages.ERROR)

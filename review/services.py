@@ -9,12 +9,14 @@ review fields, and appends a history row. Image rows are never touched: image id
 stable across approve, edit and publish.
 
 A change to a published album is not a transition, but the public sees it without an
-approve: `record_edit` (field edits) and `record_log_published_edit` (after an image
-operation) append an "edited while published" row for it, with who and what.
+approve: `record_edit` (field edits) and `record_curate_images` (an image operation) make
+the change and append an "edited while published" row for it, with who and what, in one
+transaction.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -191,11 +193,28 @@ def record_edit(
         record=record, actor=actor, changes=changes, expected_version=expected_version
     )
     if diff:
-        record_log_published_edit(record=locked, actor=actor, changes=diff)
+        _log_published_edit(record=locked, actor=actor, changes=diff)
     return locked, diff
 
 
-def record_log_published_edit(
+@transaction.atomic
+def record_curate_images(
+    *, actor: AbstractBaseUser, operation: Callable[[], tuple[Record, str]]
+) -> tuple[Record, str]:
+    """One image operation of catalog.services by `actor`; on a published album, with an
+    "edited while published" row whose note says what was done. Returns what `operation`
+    returned.
+
+    `operation` calls the catalog service as `actor` (the service locks the album and
+    refuses an actor who may not curate it) and returns the locked record it got back with
+    the note, in the editor's words (the admin shows the same words as its message).
+    """
+    record, note = operation()
+    _log_published_edit(record=record, actor=actor, note=note)
+    return record, note
+
+
+def _log_published_edit(
     *,
     record: Record,
     actor: AbstractBaseUser,
@@ -205,13 +224,11 @@ def record_log_published_edit(
     """Append "edited while published" for a curation write just made to `record`, if the
     album is published: `changes` are field edits, `note` says what was done to its images.
 
-    `record` is the locked copy the catalog service returned, and this must run in the
+    `record` is the locked copy the catalog service returned; the callers run this in the
     transaction of that write, which still holds the row lock: the row then carries the
     version the write gave the album. An album that is not published gets no row: nobody
     sees it yet, and what an editor changed before approving is in the approve's row.
     """
-    if not transaction.get_connection().in_atomic_block:
-        raise RuntimeError("record_log_published_edit runs in the transaction of the write.")
     if record.status != Status.PUBLISHED:
         return None
     return _append(
