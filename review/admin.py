@@ -78,12 +78,18 @@ STATUS_TABS = [
     ("all", "All"),
 ]
 
+
 # Pending first, then published, then rejected.
 STATUS_RANK = Case(
     When(status=Status.PENDING, then=Value(0)),
     When(status=Status.PUBLISHED, then=Value(1)),
     default=Value(2),
 )
+
+
+def status_tab(value: str | None) -> str:
+    """The list's tab for a `status` query value: a tab's own, else the pending queue."""
+    return value if value in dict(STATUS_TABS) else Status.PENDING
 
 
 def admin_url(model, view: str, *args) -> str:
@@ -121,8 +127,7 @@ class StatusFilter(admin.SimpleListFilter):
         return STATUS_TABS
 
     def value(self):
-        value = super().value()
-        return value if value in dict(STATUS_TABS) else Status.PENDING
+        return status_tab(super().value())
 
     def queryset(self, request, queryset):
         if self.value() == "all":
@@ -241,8 +246,7 @@ class RecordAdmin(admin.ModelAdmin):
         )
 
     def get_ordering(self, request):
-        tab = request.GET.get("status")
-        tab = tab if tab in dict(STATUS_TABS) else Status.PENDING  # as StatusFilter reads it
+        tab = status_tab(request.GET.get("status"))
         if tab == Status.PENDING:
             return ["created_at", "pk"]  # a queue: oldest first
         if tab == "all":
@@ -254,8 +258,7 @@ class RecordAdmin(admin.ModelAdmin):
             **{str(status): Count("pk", filter=Q(status=status)) for status in Status.values},
             all=Count("pk"),
         )
-        current = request.GET.get("status")
-        current = current if current in dict(STATUS_TABS) else Status.PENDING
+        current = status_tab(request.GET.get("status"))
         tabs = [
             {
                 "label": label,
@@ -458,11 +461,9 @@ class RecordAdmin(admin.ModelAdmin):
         raise NotImplementedError
 
     def save_model(self, request, obj, form, change):
-        changes = {
-            name: form.cleaned_data[name]
-            for name in form.changed_data
-            if name in EDITABLE_FIELDS[self.model]
-        }
+        # The form's fields are the editable ones (get_fieldsets) and `loaded`, which never
+        # counts as changed.
+        changes = {name: form.cleaned_data[name] for name in form.changed_data}
         loaded = form.loaded_state
         with conflict_if_stale(loaded):
             if "_approve" in request.POST:
