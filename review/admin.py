@@ -14,6 +14,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
@@ -161,6 +162,26 @@ class HasDuplicatesFilter(admin.SimpleListFilter):
 # --- Records -------------------------------------------------------------------------------
 
 
+class RecordChangeList(ChangeList):
+    """The list of one kind of record, with the counts of its status tabs.
+
+    One query counts the live albums of each status and all of them. The record admins turn
+    Django's own count of all of them off (show_full_result_count), and the list takes its
+    total from here instead: "3 results (40 total)" beside the search box reads as before,
+    with one query fewer per page."""
+
+    def get_results(self, request):
+        super().get_results(request)
+        self.status_counts = self.model.objects.live().aggregate(
+            **{str(status): Count("pk", filter=Q(status=status)) for status in Status.values},
+            all=Count("pk"),
+        )
+        # What Django's get_results sets when it counts the total itself.
+        self.show_full_result_count = True
+        self.full_result_count = self.status_counts["all"]
+        self.show_admin_actions = bool(self.full_result_count)
+
+
 class RecordAdmin(admin.ModelAdmin):
     """What the runway and street snap admins share."""
 
@@ -171,6 +192,8 @@ class RecordAdmin(admin.ModelAdmin):
     list_per_page = 50
     show_facets = admin.ShowFacets.NEVER
     actions = ["approve_selected", "reject_selected", "unpublish_selected"]
+    # RecordChangeList's tab counts give the list its total: Django need not count again.
+    show_full_result_count = False
     readonly_fields = (
         "status_display",
         "reviewer",
@@ -253,27 +276,29 @@ class RecordAdmin(admin.ModelAdmin):
             return [STATUS_RANK.asc(), "-created_at", "-pk"]  # pending first
         return [F("reviewed_at").desc(nulls_last=True), "-pk"]  # latest decisions first
 
+    def get_changelist(self, request, **kwargs):
+        return RecordChangeList
+
     def changelist_view(self, request, extra_context=None):
-        counts = self.model.objects.live().aggregate(
-            **{str(status): Count("pk", filter=Q(status=status)) for status in Status.values},
-            all=Count("pk"),
-        )
-        current = status_tab(request.GET.get("status"))
-        tabs = [
-            {
-                "label": label,
-                "count": counts[str(value)],
-                "url": f"?status={value}",
-                "current": current == value,
-            }
-            for value, label in STATUS_TABS
-        ]
         context = {
-            "status_tabs": tabs,
             "title": f"{self.opts.verbose_name_plural.capitalize()} — review queue",
             **(extra_context or {}),
         }
-        return super().changelist_view(request, context)
+        response = super().changelist_view(request, context)
+        # The list page (not a redirect after an action, nor an action's own page).
+        cl = getattr(response, "context_data", {}).get("cl")
+        if isinstance(cl, RecordChangeList):
+            current = status_tab(request.GET.get("status"))
+            response.context_data["status_tabs"] = [
+                {
+                    "label": label,
+                    "count": cl.status_counts[str(value)],
+                    "url": f"?status={value}",
+                    "current": current == value,
+                }
+                for value, label in STATUS_TABS
+            ]
+        return response
 
     def action_checkbox(self, obj):
         # The row's loaded token (the record page's: version, time, shown values) rides along
