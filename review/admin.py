@@ -2,8 +2,10 @@
 (fields, image grid, street groups, approve / reject / unpublish), brands with aliases, and
 the review history.
 
-Admin code holds no business rules: every write goes through catalog.services (curation) or
-review.services (transitions), and their refusals become messages.
+Admin code holds no business rules: every write to an album goes through review.services
+(transitions, field edits, image operations; built on catalog.services), and their refusals
+become messages. Brands and their aliases are saved through Django's own ModelAdmin path:
+the alias form set checks the aliases, and the unique constraint decides a race.
 """
 
 from __future__ import annotations
@@ -886,8 +888,9 @@ class RecordAdmin(admin.ModelAdmin):
         """`decide(record, version)` once per record, each in its own transaction: a refusal
         leaves the others applied; report both.
 
-        The version is the one the list showed the row at (its loaded token). A request
-        without a token for a row (not from the list) checks the status only."""
+        The version is the one the list showed the row at (its loaded token). A row without
+        a token checks the status only: one beyond the page, selected with "Select all"
+        (README says so), or a request not from the list."""
         transition = TRANSITIONS[action]
         changed, refused = 0, []
         for record in self.selected_records(request, queryset):
