@@ -81,7 +81,6 @@ STATUS_TABS = [
     ("all", "All"),
 ]
 
-
 # Pending first, then published, then rejected.
 STATUS_RANK = Case(
     When(status=Status.PENDING, then=Value(0)),
