@@ -151,7 +151,9 @@ def record_apply_edits(*, record: Record, changes: dict[str, Any]) -> dict[str, 
 # --- Who may curate -------------------------------------------------------------------------
 
 
-def _permission(model: type[Record] | type[RecordImage], action: str) -> str:
+def permission_name(model: type[Record] | type[RecordImage], action: str) -> str:
+    """The full name of a model permission, e.g. `catalog.change_runway`,
+    `catalog.publish_streetsnap`."""
     opts = model._meta
     return f"{opts.app_label}.{action}_{opts.model_name}"
 
@@ -167,11 +169,11 @@ def record_check_may_curate(*, record: Record, actor: AbstractBaseUser, images: 
     """
     model = type(record)
     plural = model._meta.verbose_name_plural
-    if not actor.has_perm(_permission(IMAGE_MODEL[model] if images else model, "change")):
+    if not actor.has_perm(permission_name(IMAGE_MODEL[model] if images else model, "change")):
         what = f"the images of {plural}" if images else f"{plural}"
         raise RecordWriteRefused(f"You do not have permission to change {what}.")
     if record.status == Record.Status.PUBLISHED and not actor.has_perm(
-        _permission(model, "publish")
+        permission_name(model, "publish")
     ):
         raise RecordWriteRefused(
             f"“{record}” is published, so it is on the public site: changing its fields or "

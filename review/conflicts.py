@@ -6,11 +6,16 @@ and the values it showed; a write from a page whose version is no longer current
 meantime: the transitions from the review history (who, when, from, to), a re-crawl from the
 ingest job id, field edits by comparing the shown values with the current ones, and the
 admin's own change log for image curation.
+
+A write from a page takes two steps here: `read_loaded` (the token, or the page is refused
+as out of date) and `conflict_if_stale` (the lock's StaleRecord, in those words).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -20,16 +25,21 @@ from django.core import signing
 from django.utils import timezone
 
 from catalog.models import Record, Runway
-from catalog.services import EDITABLE_FIELDS
+from catalog.services import EDITABLE_FIELDS, RecordWriteRefused, StaleRecord
 from review.models import ReviewEvent
 
 SALT = "review.loaded-record"
 # Long texts travel as a digest: the token rides in hidden inputs and must stay small.
 DIGESTED = {"description"}
+OUT_OF_DATE = "This page is out of date or incomplete. Reload it and make your changes again."
 
 
 class BadToken(ValueError):
     pass
+
+
+class OutOfDate(RecordWriteRefused):
+    """A write from a page without a valid loaded token: there is no version to compare."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,28 @@ def read_token(token: str | None) -> Loaded:
         )
     except (signing.BadSignature, KeyError, TypeError, ValueError) as error:
         raise BadToken(str(error)) from error
+
+
+def read_loaded(token: str | None) -> Loaded:
+    """What the page that sent `token` was loaded at; OutOfDate (OUT_OF_DATE) when the token
+    is missing or not one this site signed."""
+    try:
+        return read_token(token)
+    except BadToken:
+        raise OutOfDate(OUT_OF_DATE) from None
+
+
+@contextmanager
+def conflict_if_stale(loaded: Loaded | None) -> Iterator[None]:
+    """Turn the StaleRecord a write in the block raises into a refusal that says what changed
+    since the page was loaded at `loaded` (conflict_message). None: the write compared no
+    version, so it raises no StaleRecord."""
+    try:
+        yield
+    except StaleRecord as stale:
+        if loaded is None:
+            raise
+        raise RecordWriteRefused(conflict_message(stale.record, loaded)) from stale
 
 
 def when(moment: datetime) -> str:

@@ -4,21 +4,21 @@ from django.db.models.functions import Lower
 
 from catalog.keys import (
     KeyValueError,
-    fold_title,
     fold_whitespace,
     normalize_city,
     normalize_collection_type,
     normalize_season_code,
 )
 from catalog.models import YEAR_MAX, YEAR_MIN, BrandAlias, Runway, StreetSnap
+from catalog.selectors import runway_by_entity_key, street_snap_by_entity_key
 from catalog.services import ENTITY_KEY_TAKEN
-from review.conflicts import BadToken, Loaded, conflict_message, loaded_token, read_token
+from review.conflicts import Loaded, OutOfDate, conflict_message, loaded_token, read_loaded
 
-ENTITY_KEY = {
-    Runway: ("brand", "season_code", "collection_type"),
-    StreetSnap: ("city", "year", "month"),  # and title_key, derived from the title
+# Each kind's entity-key lookup (catalog.selectors), and the fields of the form it takes.
+ENTITY_KEY_LOOKUP = {
+    Runway: (runway_by_entity_key, ("brand", "season_code", "collection_type")),
+    StreetSnap: (street_snap_by_entity_key, ("city", "year", "month", "title")),
 }
-OUT_OF_DATE = "This page is out of date or incomplete. Reload it and make your changes again."
 # Entity-key fields an editor types, with the normaliser ingest and the legacy import use, and
 # what the field's help says happens to the value.
 NORMALISED_FIELDS = {
@@ -124,9 +124,9 @@ class RecordForm(forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         try:
-            self.loaded_state = read_token(cleaned.get("loaded"))
-        except BadToken:
-            raise ValidationError(OUT_OF_DATE, code="bad_token") from None
+            self.loaded_state = read_loaded(cleaned.get("loaded"))
+        except OutOfDate as refusal:
+            raise ValidationError(str(refusal), code="bad_token") from None
         # self.instance still holds the row as read at the start of this request:
         # ModelForm copies the edits onto it only after clean().
         if self.instance.version != self.loaded_state.version:
@@ -140,12 +140,12 @@ class RecordForm(forms.ModelForm):
         on deleted_at, which is not on the form.) The database constraint still decides a
         race; the service turns that into a message."""
         model = type(self.instance)
-        key = {name: cleaned.get(name, getattr(self.instance, name)) for name in ENTITY_KEY[model]}
-        if model is StreetSnap:
-            key["title_key"] = fold_title(cleaned.get("title", self.instance.title))
+        lookup, names = ENTITY_KEY_LOOKUP[model]
+        key = {name: cleaned.get(name, getattr(self.instance, name)) for name in names}
         if None in key.values():
             return  # a field error already
-        if model.objects.live().filter(**key).exclude(pk=self.instance.pk).exists():
+        holder = lookup(**key)
+        if holder is not None and holder.pk != self.instance.pk:
             raise ValidationError(ENTITY_KEY_TAKEN[model], code="entity_key")
 
 

@@ -9,12 +9,14 @@ review fields, and appends a history row. Image rows are never touched: image id
 stable across approve, edit and publish.
 
 A change to a published album is not a transition, but the public sees it without an
-approve: `record_edit` (field edits) and `record_log_published_edit` (after an image
-operation) append an "edited while published" row for it, with who and what.
+approve: `record_edit` (field edits) and `record_curate_images` (an image operation) make
+the change and append an "edited while published" row for it, with who and what, in one
+transaction.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -26,7 +28,9 @@ from django.utils import timezone
 from catalog.models import Record, Runway
 from catalog.services import (
     RecordWriteRefused,
+    permission_name,
     record_apply_edits,
+    record_check_may_curate,
     record_lock,
     record_save,
     record_update,
@@ -68,16 +72,9 @@ TRANSITIONS: dict[str, Transition] = {
 }  # fmt: skip
 
 
-def permission_name(record_model: type[Record], action: str) -> str:
+def transition_permission_name(record_model: type[Record], action: str) -> str:
     """The full permission name an action needs on a kind, e.g. `catalog.publish_runway`."""
-    opts = record_model._meta
-    return f"{opts.app_label}.{TRANSITIONS[action].permission}_{opts.model_name}"
-
-
-def edit_permission_name(record_model: type[Record]) -> str:
-    """The permission field edits need, e.g. `catalog.change_runway`."""
-    opts = record_model._meta
-    return f"{opts.app_label}.change_{opts.model_name}"
+    return permission_name(record_model, TRANSITIONS[action].permission)
 
 
 def kind_label(record_model: type[Record], *, plural: bool = False) -> str:
@@ -105,7 +102,7 @@ def record_transition(
     if transition is None:
         raise TransitionRefused(f"Unknown action “{action}”.")
     model = type(record)
-    if not actor.has_perm(permission_name(model, action)):
+    if not actor.has_perm(transition_permission_name(model, action)):
         raise TransitionRefused(
             f"You do not have permission to {transition.verb} {kind_label(model, plural=True)}."
         )
@@ -114,13 +111,6 @@ def record_transition(
         raise TransitionRefused(f"A reason is required to {transition.verb} an album.")
     if changes and action != Action.APPROVE:
         raise TransitionRefused(f"Field edits are applied with approve, not {transition.verb}.")
-    if changes and not actor.has_perm(edit_permission_name(model)):
-        # Approving needs the publish permission; the field edits it applies are edits, and
-        # need the change permission like a plain save (the admin offers a publisher without
-        # it an approve that carries no edits).
-        raise TransitionRefused(
-            f"You do not have permission to edit {kind_label(model, plural=True)}."
-        )
 
     locked = record_lock(record=record, expected_version=expected_version)
     if locked.status != transition.source:
@@ -129,6 +119,11 @@ def record_transition(
             f"only {transition.source} {kind_label(model, plural=True)} "
             f"can be {transition.done}."
         )
+    if changes:
+        # Approving needs the publish permission; the field edits it applies are edits, and
+        # need what a plain save of them needs (the admin offers a publisher without the
+        # change permission an approve that carries no edits).
+        record_check_may_curate(record=locked, actor=actor, images=False)
 
     diff = record_apply_edits(record=locked, changes=changes or {})
     now = timezone.now()
@@ -198,11 +193,28 @@ def record_edit(
         record=record, actor=actor, changes=changes, expected_version=expected_version
     )
     if diff:
-        record_log_published_edit(record=locked, actor=actor, changes=diff)
+        _log_published_edit(record=locked, actor=actor, changes=diff)
     return locked, diff
 
 
-def record_log_published_edit(
+@transaction.atomic
+def record_curate_images(
+    *, actor: AbstractBaseUser, operation: Callable[[], tuple[Record, str]]
+) -> tuple[Record, str]:
+    """One image operation of catalog.services by `actor`; on a published album, with an
+    "edited while published" row whose note says what was done. Returns what `operation`
+    returned.
+
+    `operation` calls the catalog service as `actor` (the service locks the album and
+    refuses an actor who may not curate it) and returns the locked record it got back with
+    the note, in the editor's words (the admin shows the same words as its message).
+    """
+    record, note = operation()
+    _log_published_edit(record=record, actor=actor, note=note)
+    return record, note
+
+
+def _log_published_edit(
     *,
     record: Record,
     actor: AbstractBaseUser,
@@ -212,13 +224,11 @@ def record_log_published_edit(
     """Append "edited while published" for a curation write just made to `record`, if the
     album is published: `changes` are field edits, `note` says what was done to its images.
 
-    `record` is the locked copy the catalog service returned, and this must run in the
+    `record` is the locked copy the catalog service returned; the callers run this in the
     transaction of that write, which still holds the row lock: the row then carries the
     version the write gave the album. An album that is not published gets no row: nobody
     sees it yet, and what an editor changed before approving is in the approve's row.
     """
-    if not transaction.get_connection().in_atomic_block:
-        raise RuntimeError("record_log_published_edit runs in the transaction of the write.")
     if record.status != Status.PUBLISHED:
         return None
     return _append(

@@ -4,6 +4,8 @@ from contextlib import contextmanager
 
 from django.db import transaction
 
+from tests.factories import UserFactory
+
 
 @contextmanager
 def rollback_each_example():
@@ -18,9 +20,4 @@ def curator():
     """An editor who may curate any album, published ones included (a superuser: tests of
     what curation does, not of who may do it, which build their editors from permissions).
     The curation services (catalog.services) all take the acting editor."""
-    from django.contrib.auth.models import User
-
-    user, _ = User.objects.get_or_create(
-        username="curator", defaults={"is_superuser": True, "is_staff": True}
-    )
-    return user
+    return UserFactory(username="curator", is_superuser=True, is_staff=True)

@@ -5,13 +5,23 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.core import signing
 
 from catalog.models import Runway
-from catalog.services import image_soft_delete, record_set_cover, record_update
+from catalog.services import (
+    RecordWriteRefused,
+    StaleRecord,
+    image_soft_delete,
+    record_set_cover,
+    record_update,
+)
 from review.conflicts import (
+    OUT_OF_DATE,
     BadToken,
     Loaded,
+    OutOfDate,
+    conflict_if_stale,
     conflict_message,
     describe_changes,
     loaded_token,
+    read_loaded,
     read_token,
 )
 from review.services import record_approve, record_edit, record_reject
@@ -53,6 +63,14 @@ class TestToken:
     def test_a_missing_forged_or_foreign_token_is_refused(self, token):
         with pytest.raises(BadToken):
             read_token(token)
+
+    @pytest.mark.parametrize("token", [None, "garbage"])
+    def test_a_write_from_a_page_without_a_valid_token_is_refused_as_out_of_date(self, token):
+        with pytest.raises(OutOfDate) as refused:
+            read_loaded(token)
+
+        assert str(refused.value) == OUT_OF_DATE
+        assert isinstance(refused.value, RecordWriteRefused)  # reported like any refusal
 
     def test_a_long_description_travels_as_a_digest(self):
         runway = make_runway(description="A" * 5000)
@@ -153,3 +171,27 @@ class TestDescribe:
         assert message.startswith("“Acme FW” changed since you opened it: title changed")
         assert "Nothing was saved" in message
         assert "version" not in message
+
+
+class TestConflictIfStale:
+    def test_a_stale_write_is_refused_with_what_changed(self):
+        runway = make_runway(title="Acme")
+        state = loaded(runway)
+        record_update(actor=curator(), record=runway, changes={"title": "Acme FW"})
+
+        with pytest.raises(RecordWriteRefused) as refused, conflict_if_stale(state):
+            record_update(
+                actor=curator(), record=runway, changes={"title": "Mine"}, expected_version=1
+            )
+
+        assert not isinstance(refused.value, StaleRecord)
+        assert str(refused.value) == conflict_message(current(runway), state)
+        assert isinstance(refused.value.__cause__, StaleRecord)
+
+    def test_other_refusals_pass_through_unchanged(self):
+        refusal = RecordWriteRefused("No.")
+
+        with pytest.raises(RecordWriteRefused) as refused, conflict_if_stale(Loaded(version=1)):
+            raise refusal
+
+        assert refused.value is refusal

@@ -1,9 +1,10 @@
 """The transition service: the allowed-transition table, what each transition writes, the
 refusals, and the review history it appends. Portable (PostgreSQL and SQLite)."""
 
+import re
+
 import pytest
 from django.contrib.auth.models import User
-from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import Runway, RunwayImage, StreetSnapImage
@@ -14,8 +15,8 @@ from review.services import (
     TRANSITIONS,
     TransitionRefused,
     record_approve,
+    record_curate_images,
     record_edit,
-    record_log_published_edit,
     record_reject,
     record_transition,
     record_unpublish,
@@ -274,7 +275,10 @@ class TestPermissions:
         publisher = User.objects.get(pk=publisher.pk)
         record, other = make(title="As crawled"), make()
 
-        with pytest.raises(TransitionRefused, match="permission to edit"):
+        plural = re.escape(str(type(record)._meta.verbose_name_plural))
+        with pytest.raises(
+            RecordWriteRefused, match=rf"^You do not have permission to change {plural}\.$"
+        ):
             record_approve(record=record, actor=publisher, changes={"title": "Edited"})
         record_approve(record=other, actor=publisher)
 
@@ -377,16 +381,22 @@ class TestEditsWhilePublished:
         assert (runway.title, runway.version) == ("Public", 1)
         assert not ReviewEvent.objects.exists()
 
+    @staticmethod
+    def delete_last_image(runway, actor):
+        image = runway.images.order_by("sort_order").last()
+        return lambda: (
+            image_soft_delete(image=image, actor=actor),
+            f"Deleted image {image.pk}.",
+        )
+
     def test_an_image_operation_is_logged_with_its_note_only_on_a_published_album(self, editor):
         published, pending = make_runway(images=2, published=True), make_runway(images=2)
 
         for runway in [published, pending]:
-            with transaction.atomic():
-                image = runway.images.order_by("sort_order").last()
-                locked = image_soft_delete(image=image, actor=editor)
-                record_log_published_edit(
-                    record=locked, actor=editor, note=f"Deleted image {image.pk}."
-                )
+            record, _ = record_curate_images(
+                actor=editor, operation=self.delete_last_image(runway, editor)
+            )
+            assert (record.pk, record.image_count) == (runway.pk, 1)
 
         [event] = ReviewEvent.objects.all()
         assert (event.runway_id, event.action, event.reason, event.changes) == (
@@ -395,6 +405,19 @@ class TestEditsWhilePublished:
             f"Deleted image {published.images.order_by('sort_order').last().pk}.",
             {},
         )
+
+    def test_an_image_operation_and_its_history_row_commit_together(self, editor, monkeypatch):
+        runway = make_runway(images=2, published=True)
+
+        def broken_create(**kwargs):
+            raise RuntimeError("history write failed")
+
+        monkeypatch.setattr(ReviewEvent.objects, "create", broken_create)
+        with pytest.raises(RuntimeError):
+            record_curate_images(actor=editor, operation=self.delete_last_image(runway, editor))
+
+        runway.refresh_from_db()
+        assert (runway.image_count, runway.version, runway.images.live().count()) == (2, 1, 2)
 
     def test_the_history_reads_in_order_with_the_edits(self, make_editor):
         anna, bob = make_editor("anna"), make_editor("bob")
