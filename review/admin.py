@@ -750,6 +750,12 @@ class RecordAdmin(admin.ModelAdmin):
         prefix = f"{self.opts.app_label}_{self.opts.model_name}"
         view = self.admin_site.admin_view
         return [
+            # Before the image operations' pattern, which "compare" would match too.
+            path(
+                "<path:object_id>/images/<int:image_id>/compare/",
+                view(self.compare_view),
+                name=f"{prefix}_compare",
+            ),
             path(
                 "<path:object_id>/images/<int:image_id>/<slug:operation>/",
                 view(self.image_operation_view),
@@ -759,11 +765,6 @@ class RecordAdmin(admin.ModelAdmin):
                 "<path:object_id>/images/attach/",
                 view(self.attach_view),
                 name=f"{prefix}_attach",
-            ),
-            path(
-                "<path:object_id>/images/<int:image_id>/compare/",
-                view(self.compare_view),
-                name=f"{prefix}_compare",
             ),
             path(
                 "<path:object_id>/approve/",
