@@ -14,6 +14,7 @@ queued or running in the database, and `manage.py reconcile` picks it up.
 
 import logging
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from django.db import connections
@@ -30,7 +31,7 @@ def submit(job_id: int) -> Future:
     with _lock:
         if _executor is None:
             _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-inline")
-        future = _executor.submit(_run, job_id)
+        future = _executor.submit(_run, job_id, time.monotonic())
         _pending.add(future)
     future.add_done_callback(_pending.discard)
     return future
@@ -44,11 +45,15 @@ def wait_idle(timeout: float | None = None) -> bool:
     return not not_done
 
 
-def _run(job_id: int) -> str:
-    from ingest import pipeline
+def _run(job_id: int, submitted: float) -> str:
+    from ingest import joblog, pipeline
 
     try:
-        return pipeline.run_job(job_id, final_attempt=True)
+        return joblog.job_run(
+            job_id,
+            lambda: pipeline.run_job(job_id, final_attempt=True),
+            queue_wait=time.monotonic() - submitted,
+        )
     except Exception:
         # Already recorded on the job row when it could be; never let it kill the thread.
         logger.exception("in-process ingest job %s raised", job_id)

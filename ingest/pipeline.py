@@ -42,6 +42,7 @@ from catalog import selectors, services
 from catalog.models import Brand, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.models import Record as RecordBase
 from catalog.storage import image_store, stored_objects_hold
+from ingest import joblog
 from ingest.errors import short
 from ingest.fetching import FetchError, FetchPolicy, fetch
 from ingest.hashing import AnalysedImage, ImageRefused, analyse_image, band_probes, hamming
@@ -193,7 +194,8 @@ def _run(claim: Claim, report: Report, *, final_attempt: bool) -> str:
     _plan(kind, album, claim.payload_checksum)
 
     # Step 4.
-    outcomes = _download_all([image["url"] for image in album["images"]])
+    with joblog.phase("download"):
+        outcomes = _download_all([image["url"] for image in album["images"]])
     storage_failures = [o for o in outcomes if isinstance(o, StorageFailure)]
     if storage_failures:
         raise Transient("storage_error", f"storage error: {storage_failures[0].error}")
@@ -214,7 +216,8 @@ def _run(claim: Claim, report: Report, *, final_attempt: bool) -> str:
 
     # Steps 5 and 6.
     try:
-        return _write(claim, kind, album, stored, report)
+        with joblog.phase("write"):
+            return _write(claim, kind, album, stored, report)
     except LostRace as lost:
         winner = _race_winner(kind, album, lost.plan)
         raise JobEnd(Status.SKIPPED, "lost_race", record=winner) from None
