@@ -47,8 +47,8 @@ def reconcile() -> str:
     try:
         result = ingest_jobs_reconcile()
         summary = (
-            f"stale {len(result.stale)}, enqueued {len(result.enqueued)}, "
-            f"not enqueued {len(result.not_enqueued)}"
+            f"stale {len(result.stale)}, failed as worker_died {len(result.worker_died)}, "
+            f"enqueued {len(result.enqueued)}, not enqueued {len(result.not_enqueued)}"
         )
         logger.info("reconcile: %s", summary)
         return summary
