@@ -284,3 +284,20 @@ def _is_referenced(key: str) -> bool:
         RunwayImage.objects.filter(storage_key=key).exists()
         or StreetSnapImage.objects.filter(storage_key=key).exists()
     )
+
+
+def stored_objects_renew(*, keys: Iterable[str]) -> set[str]:
+    """Renew ``keys`` as :func:`image_store` does, without putting anything; return the keys
+    that are still in storage (their row exists).
+
+    For a job that reuses objects an earlier attempt of it stored: renewed, they are too young
+    for the collector, and a key it deleted meanwhile is missing from the answer (to be stored
+    again). The final transaction's :func:`stored_objects_hold` checks once more.
+    """
+    wanted = set(keys)
+    if not wanted:
+        return set()
+    StoredObject.objects.filter(key__in=wanted, preexisting=False).update(
+        last_stored_at=timezone.now()
+    )
+    return set(StoredObject.objects.filter(key__in=wanted).values_list("key", flat=True))
