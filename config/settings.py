@@ -207,6 +207,11 @@ STORAGES = {
 SERVE_MEDIA = env.bool("SERVE_MEDIA", default=not AWS_STORAGE_BUCKET_NAME)
 WHITENOISE_USE_FINDERS = DEBUG
 
+# --- Renditions ---------------------------------------------------------------------------
+# Each ingested album gets a follow-up job on the ingest queue that makes its images' WebP
+# renditions, placeholder and colour (catalog.rendering). Off: only `manage.py renditions`.
+RENDITIONS_AT_INGEST = env.bool("RENDITIONS_AT_INGEST", default=True)
+
 # --- Ingest -------------------------------------------------------------------------------
 # Secrets in the Standard Webhooks format (whsec_<base64>), comma-separated; several may be
 # active at once so crawlers can rotate.

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from django.db import close_old_connections, connections
 from rq import get_current_job
 
+from catalog import rendering
 from ingest import joblog, pipeline
 from ingest.services import ingest_jobs_reconcile, media_gc, webhook_ids_purge
 
@@ -33,6 +34,28 @@ def run_ingest_job(job_id: int) -> str:
             lambda: pipeline.run_job(job_id, final_attempt=final_attempt),
             rq_job_id=rq_job.id if rq_job is not None else None,
             queue_wait=(datetime.now(UTC) - queued_at).total_seconds() if queued_at else None,
+        )
+    finally:
+        connections.close_all()
+
+
+def run_renditions(kind: str, record_id: int) -> str:
+    """Make the renditions of one album's images (the follow-up of its ingest job).
+
+    A storage error raises while rq has retries left (rendering.Transient), so rq retries
+    with backoff; the images already done are skipped then. On the last attempt the images
+    still failing are marked failed, and the album is shown with their originals.
+    """
+    close_old_connections()
+    try:
+        rq_job = get_current_job()
+        final_attempt = rq_job is None or not rq_job.retries_left
+        tally = rendering.record_renditions_make(
+            kind=kind, record_id=record_id, final_attempt=final_attempt
+        )
+        return (
+            f"done {tally.done}, skipped {tally.skipped}, original missing {tally.missing}, "
+            f"failed {tally.failed}"
         )
     finally:
         connections.close_all()
