@@ -125,9 +125,9 @@ class Command(BaseCommand):
                 after = 0
                 while True:
                     ids = list(
-                        todo.filter(pk__gt=after).order_by("pk").values_list("pk", flat=True)[
-                            :_BATCH
-                        ]
+                        todo.filter(pk__gt=after)
+                        .order_by("pk")
+                        .values_list("pk", flat=True)[:_BATCH]
                     )
                     if not ids:
                         break
