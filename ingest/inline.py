@@ -47,11 +47,20 @@ def _submit(fn, *args) -> Future:
 
 
 def wait_idle(timeout: float | None = None) -> bool:
-    """Block until every submitted job has finished (commands and tests); True if they did."""
-    with _lock:
-        pending = set(_pending)
-    done, not_done = wait(pending, timeout=timeout)
-    return not not_done
+    """Block until every submitted job has finished (commands and tests); True if they did.
+
+    Including what they submitted meanwhile: an ingest job's renditions follow it.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        with _lock:
+            pending = {future for future in _pending if not future.done()}
+        if not pending:
+            return True
+        left = None if deadline is None else max(deadline - time.monotonic(), 0)
+        _, not_done = wait(pending, timeout=left)
+        if not_done:
+            return False
 
 
 def _run(job_id: int, submitted: float) -> str:
