@@ -33,6 +33,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.timesince import timesince
 
 from catalog.models import (
+    THUMBNAIL_WIDTH,
     Brand,
     BrandAlias,
     Record,
@@ -111,21 +112,31 @@ def original_url(image: RecordImage | None) -> str:
     return default_storage.url(image.storage_key) if image is not None else ""
 
 
-def rendition_url(image: RecordImage) -> str | None:
-    """The image's 400px rendition, None while it has none. The one place to switch to the
-    renditions' own helper."""
-    return None
-
-
-def thumbnail(image: RecordImage) -> tuple[str, bool]:
-    """What the admin shows of `image` as a thumbnail: its rendition, or the original (True)
-    while it has none, which the grid marks "original"."""
-    url = rendition_url(image)
-    return (url, False) if url else (original_url(image), True)
-
-
 def thumbnail_url(image: RecordImage | None) -> str:
-    return thumbnail(image)[0] if image is not None else ""
+    """The image's 400 px rendition, or its original where it has none (narrower than 400,
+    or renditions not made yet or failed: :func:`thumbnail_is_original` says which).
+
+    Keys are content-addressed and public; the URL is computed, no request to the storage.
+    """
+    if image is None:
+        return ""
+    return image.rendition_url(THUMBNAIL_WIDTH) or default_storage.url(image.storage_key)
+
+
+def thumbnail_is_original(image: RecordImage | None) -> bool:
+    return image is not None and image.rendition(THUMBNAIL_WIDTH) is None
+
+
+def rendition_note(image: RecordImage) -> str:
+    """Why an image shows its original as a thumbnail ('' when it does not)."""
+    if not thumbnail_is_original(image):
+        return ""
+    status = image.rendition_status
+    if status == RecordImage.RenditionStatus.FAILED:
+        return f"no renditions: {image.rendition_error or 'they failed'}"
+    if status == RecordImage.RenditionStatus.PENDING:
+        return "renditions not made yet"
+    return f"narrower than {THUMBNAIL_WIDTH} px: shown as it is"
 
 
 # A stand-in image id in a URL reversed once and filled in per tile.
@@ -403,8 +414,16 @@ class RecordAdmin(admin.ModelAdmin):
     def cover_thumbnail(self, obj: Record) -> str:
         if obj.cover is None:
             return format_html('<span class="review-nocover">{}</span>', "no cover")
+        if thumbnail_is_original(obj.cover):
+            return format_html(
+                '<img src="{}" alt="cover" class="review-list-thumb" loading="lazy" '
+                'decoding="async" title="{}"><span class="review-badge review-badge-original">'
+                "original</span>",
+                thumbnail_url(obj.cover),
+                rendition_note(obj.cover),
+            )
         return format_html(
-            '<img src="{}" alt="cover" class="review-list-thumb" loading="lazy">',
+            '<img src="{}" alt="cover" class="review-list-thumb" loading="lazy" decoding="async">',
             thumbnail_url(obj.cover),
         )
 
@@ -609,13 +628,15 @@ class RecordAdmin(admin.ModelAdmin):
         if self.model is StreetSnap:
             operations += ["detach", "attach-previous"]
         op, pk = urls["op"], f"/{image.pk}/"
-        thumb, is_original = thumbnail(image)
         return {
             "image": image,
             "number": image_number(image),
-            "url": thumb,
-            "is_original": is_original,
+            # The original opens full size; the tile shows the 400 rendition where there is one.
             "full_url": original_url(image),
+            "thumb": thumbnail_url(image),
+            "thumb_height": (image.rendition(THUMBNAIL_WIDTH) or {}).get("height"),
+            "thumb_is_original": thumbnail_is_original(image),
+            "rendition_note": rendition_note(image),
             "ops": {
                 operation.replace("-", "_"): op.replace(
                     f"/{IMAGE_ID}/operation/", f"{pk}{operation}/"
