@@ -741,9 +741,9 @@ class RecordAdmin(admin.ModelAdmin):
         if before is None:
             before = now
         at = before.index(obj.pk) if obj.pk in before else -1
-        still = set(now)
+        still, seen = set(now), set(before)
         candidates = [pk for pk in before[at + 1 :] + before[: max(at, 0)] if pk in still]
-        candidates += [pk for pk in now if pk not in set(before)]  # arrived meanwhile
+        candidates += [pk for pk in now if pk not in seen]  # arrived meanwhile
         taken = claims_of_others(model=self.model, user=request.user)
         for pk in candidates:
             if (
