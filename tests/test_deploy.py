@@ -14,7 +14,7 @@ from django.core.management import get_commands
 
 ROOT = Path(__file__).resolve().parent.parent
 APP_IMAGE = "fashion-archive:latest"
-# Read from the environment by a library rather than by our settings (README, Configuration).
+# Read from the environment by a library rather than by our settings (docs/operations.md).
 READ_BY_LIBRARIES = {
     "AWS_ACCESS_KEY_ID": "boto3",
     "AWS_SECRET_ACCESS_KEY": "boto3",
