@@ -27,7 +27,7 @@ _pending: set[Future] = set()
 
 
 def submit(job_id: int) -> Future:
-    return _submit(_run, job_id)
+    return _submit(_run, job_id, time.monotonic())
 
 
 def submit_renditions(kind: str, record_id: int) -> Future:
@@ -63,11 +63,15 @@ def wait_idle(timeout: float | None = None) -> bool:
             return False
 
 
-def _run(job_id: int) -> str:
-    from ingest import pipeline
+def _run(job_id: int, submitted: float) -> str:
+    from ingest import joblog, pipeline
 
     try:
-        return pipeline.run_job(job_id, final_attempt=True)
+        return joblog.job_run(
+            job_id,
+            lambda: pipeline.run_job(job_id, final_attempt=True),
+            queue_wait=time.monotonic() - submitted,
+        )
     except Exception:
         # Already recorded on the job row when it could be; never let it kill the thread.
         logger.exception("in-process ingest job %s raised", job_id)
