@@ -377,6 +377,8 @@ LOGGING = {
         "django.server": {"handlers": ["console"], "level": "WARNING", "propagate": False},
         # django-axes announces its configuration at every start; lockouts stay WARNING.
         "axes.apps": {"level": "WARNING"},
+        # libvips logs every step of every resize at INFO.
+        "pyvips": {"level": "WARNING"},
     },
 }
 
