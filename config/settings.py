@@ -111,7 +111,11 @@ RQ_QUEUES = {
     "maintenance": {"URL": _rq_url, "DEFAULT_TIMEOUT": 3600},
 }
 RQ_QUEUES.setdefault(INGEST_QUEUE, {"URL": _rq_url, "DEFAULT_TIMEOUT": INGEST_JOB_TIMEOUT})
-RQ = {"COMMIT_MODE": "on_db_commit"}
+# Seconds between the heartbeats a worker sends while it runs a job (rq's job monitoring
+# interval); reconcile takes a started job whose heartbeats stopped for 3 of them as lost.
+INGEST_WORKER_HEARTBEAT_SECONDS = env.int("INGEST_WORKER_HEARTBEAT_SECONDS", default=30)
+# The worker rides out a Redis outage instead of exiting (ingest.worker).
+RQ = {"COMMIT_MODE": "on_db_commit", "WORKER_CLASS": "ingest.worker.IngestWorker"}
 RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 
 # --- Cache ----------------------------------------------------------------------------------
@@ -173,6 +177,11 @@ STORAGES = {
 SERVE_MEDIA = env.bool("SERVE_MEDIA", default=not AWS_STORAGE_BUCKET_NAME)
 WHITENOISE_USE_FINDERS = DEBUG
 
+# --- Renditions ---------------------------------------------------------------------------
+# Each ingested album gets a follow-up job on the ingest queue that makes its images' WebP
+# renditions, placeholder and colour (catalog.rendering). Off: only `manage.py renditions`.
+RENDITIONS_AT_INGEST = env.bool("RENDITIONS_AT_INGEST", default=True)
+
 # --- Ingest -------------------------------------------------------------------------------
 # Secrets in the Standard Webhooks format (whsec_<base64>), comma-separated; several may be
 # active at once so crawlers can rotate.
@@ -193,9 +202,14 @@ INGEST_READ_TIMEOUT = env.float("INGEST_READ_TIMEOUT", default=10.0)
 INGEST_IMAGE_DEADLINE = env.float("INGEST_IMAGE_DEADLINE", default=30.0)
 INGEST_MAX_REDIRECTS = env.int("INGEST_MAX_REDIRECTS", default=3)
 INGEST_DOWNLOAD_WORKERS = env.int("INGEST_DOWNLOAD_WORKERS", default=8)
+# A transient failure of one image (timeout, 5xx, 429) is tried again inside the job: this many
+# tries in all, the first pause this long and doubled after it, within the download budget.
+# Then that image is an issue and the job goes on with the others.
+INGEST_IMAGE_TRIES = env.int("INGEST_IMAGE_TRIES", default=3)
+INGEST_IMAGE_RETRY_BACKOFF = env.float("INGEST_IMAGE_RETRY_BACKOFF", default=1.0)
 # Seconds one job may spend downloading its images, well inside INGEST_JOB_TIMEOUT (rq kills a
 # job at that limit; 500 images / 8 workers x a 30 s deadline could take 1875 s). Images not
-# downloaded in time are transient refusals: retried with the job while attempts remain.
+# downloaded in time are refused (issues of the job, which keeps the others).
 # The system check ingest.W002 says when INGEST_JOB_TIMEOUT leaves too little room around it.
 INGEST_DOWNLOAD_BUDGET = env.float("INGEST_DOWNLOAD_BUDGET", default=600.0)
 # Near-duplicate radius in bits; the one place its default lives. Measured with
@@ -209,6 +223,9 @@ INGEST_DUPLICATE_MAX_DISTANCE = env.int("INGEST_DUPLICATE_MAX_DISTANCE", default
 INGEST_RETRY_INTERVALS = [
     int(s) for s in env.list("INGEST_RETRY_INTERVALS", default=["30", "120", "600"])
 ]
+# Executions of one job that may die with their worker (SIGKILL, OOM, a native crash) before
+# the job fails as worker_died instead of being queued again forever.
+INGEST_MAX_LOST_EXECUTIONS = env.int("INGEST_MAX_LOST_EXECUTIONS", default=3)
 # `reconcile`: a job running longer than this is stale (far beyond INGEST_JOB_TIMEOUT); a queued
 # job that has not reached the queue this long after it was accepted is enqueued again.
 INGEST_STALE_AFTER_SECONDS = env.int("INGEST_STALE_AFTER_SECONDS", default=3600)

@@ -26,11 +26,20 @@ _pending: set[Future] = set()
 
 
 def submit(job_id: int) -> Future:
+    return _submit(_run, job_id)
+
+
+def submit_renditions(kind: str, record_id: int) -> Future:
+    """The renditions of an album, on the same one thread: after the ingest jobs before it."""
+    return _submit(_run_renditions, kind, record_id)
+
+
+def _submit(fn, *args) -> Future:
     global _executor
     with _lock:
         if _executor is None:
             _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-inline")
-        future = _executor.submit(_run, job_id)
+        future = _executor.submit(fn, *args)
         _pending.add(future)
     future.add_done_callback(_pending.discard)
     return future
@@ -55,4 +64,17 @@ def _run(job_id: int) -> str:
         return "error"
     finally:
         # This thread's own connections (Django's are per thread).
+        connections.close_all()
+
+
+def _run_renditions(kind: str, record_id: int) -> str:
+    from catalog.rendering import record_renditions_make
+
+    try:
+        tally = record_renditions_make(kind=kind, record_id=record_id, final_attempt=True)
+        return f"renditions done {tally.done}, failed {tally.failed + tally.missing}"
+    except Exception:
+        logger.exception("in-process renditions of %s %s raised", kind, record_id)
+        return "error"
+    finally:
         connections.close_all()

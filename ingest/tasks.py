@@ -3,6 +3,7 @@
 from django.db import close_old_connections, connections
 from rq import get_current_job
 
+from catalog import rendering
 from ingest import pipeline
 
 
@@ -20,5 +21,27 @@ def run_ingest_job(job_id: int) -> str:
         # configured) means a transient error must end the job now instead of raising.
         final_attempt = rq_job is None or not rq_job.retries_left
         return pipeline.run_job(job_id, final_attempt=final_attempt)
+    finally:
+        connections.close_all()
+
+
+def run_renditions(kind: str, record_id: int) -> str:
+    """Make the renditions of one album's images (the follow-up of its ingest job).
+
+    A storage error raises while rq has retries left (rendering.Transient), so rq retries
+    with backoff; the images already done are skipped then. On the last attempt the images
+    still failing are marked failed, and the album is shown with their originals.
+    """
+    close_old_connections()
+    try:
+        rq_job = get_current_job()
+        final_attempt = rq_job is None or not rq_job.retries_left
+        tally = rendering.record_renditions_make(
+            kind=kind, record_id=record_id, final_attempt=final_attempt
+        )
+        return (
+            f"done {tally.done}, skipped {tally.skipped}, original missing {tally.missing}, "
+            f"failed {tally.failed}"
+        )
     finally:
         connections.close_all()
