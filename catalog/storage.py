@@ -95,21 +95,20 @@ def rendition_put(*, key: str, data: bytes, storage: Storage | None = None) -> N
 
     Not recorded in stored_objects: a rendition belongs to its original, and gc_media removes
     the renditions of each original it deletes (:func:`stored_objects_collect`). On S3 the
-    object gets ``Content-Type: image/webp`` and the storage's immutable Cache-Control.
+    object gets ``Content-Type: image/webp`` and an immutable Cache-Control.
     """
     storage = storage or default_storage
-    content = ContentFile(data)
-    content.content_type = "image/webp"  # django-storages' S3 reads it; others ignore it
-    if _is_s3(storage):
-        storage.save(key, content)  # file_overwrite: in place
+    if hasattr(storage, "bucket") and hasattr(storage, "_normalize_name"):
+        # django-storages' S3: put with this object's own headers, whatever the storage's
+        # object_parameters say (its save() has no per-object parameters). _normalize_name
+        # adds the storage's `location` prefix, as its save() does.
+        storage.bucket.Object(storage._normalize_name(key)).put(
+            Body=data, ContentType="image/webp", CacheControl=RENDITION_CACHE_CONTROL
+        )
         return
     if storage.exists(key):
         storage.delete(key)
-    _put(storage, key, content)
-
-
-def _is_s3(storage: Storage) -> bool:
-    return hasattr(storage, "bucket_name")
+    _put(storage, key, data)
 
 
 def image_store(
@@ -163,9 +162,8 @@ def image_store(
     return key
 
 
-def _put(storage: Storage, key: str, data: bytes | ContentFile) -> None:
-    content = data if isinstance(data, ContentFile) else ContentFile(data)
-    saved = storage.save(key, content)  # S3 with file_overwrite: overwritten in place
+def _put(storage: Storage, key: str, data: bytes) -> None:
+    saved = storage.save(key, ContentFile(data))  # S3 with file_overwrite: overwritten in place
     if saved != key:
         # A storage that never overwrites (the local file system) chose another name because
         # the key exists - with identical bytes, by construction. Keep the original.
