@@ -3,7 +3,7 @@
 Every variable has a safe development default so `make run` works with no service at all
 (SQLite, local media, in-process jobs). Production sets DEBUG=false, a real SECRET_KEY,
 ALLOWED_HOSTS, DATABASE_URL, REDIS_URL and a bucket; `manage.py check --deploy` then reports
-nothing. The README lists every variable.
+nothing. docs/operations.md lists every variable.
 """
 
 from datetime import timedelta
