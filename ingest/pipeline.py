@@ -47,6 +47,7 @@ from catalog import selectors, services
 from catalog.models import Brand, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.models import Record as RecordBase
 from catalog.storage import image_store, stored_objects_hold, stored_objects_renew
+from ingest import joblog
 from ingest.errors import short
 from ingest.fetching import FetchError, FetchPolicy, fetch
 from ingest.hashing import (
@@ -237,7 +238,9 @@ def _run(
     urls = [image["url"] for image in album["images"]]
     earlier = _earlier_downloads(downloaded)
     fresh = [url for url in dict.fromkeys(urls) if url not in earlier]
-    by_url: dict[str, Outcome] = {**earlier, **dict(zip(fresh, _download_all(fresh), strict=True))}
+    with joblog.phase("download"):
+        fetched = _download_all(fresh)
+    by_url: dict[str, Outcome] = {**earlier, **dict(zip(fresh, fetched, strict=True))}
     outcomes = [by_url[url] for url in urls]
     downloaded.clear()
     downloaded.update(
@@ -267,7 +270,8 @@ def _run(
 
     # Steps 5 and 6.
     try:
-        return _write(claim, kind, album, stored, report, downloaded)
+        with joblog.phase("write"):
+            return _write(claim, kind, album, stored, report, downloaded)
     except LostRace as lost:
         winner = _race_winner(kind, album, lost.plan)
         raise JobEnd(Status.SKIPPED, "lost_race", record=winner) from None

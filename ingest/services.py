@@ -126,6 +126,46 @@ def ingest_job_enqueue(*, job_id: int) -> bool:
     return True
 
 
+def renditions_enqueue(*, kind: str, record_id: int) -> bool:
+    """Hand the renditions of one album to a worker: the `ingest` rq queue (retried with
+    backoff on storage errors), or the in-process runner in the embedded mode. Returns whether
+    it was handed over; never raises: an album whose renditions never ran is shown with its
+    originals, and `manage.py renditions` makes them later.
+
+    A follow-up job rather than a step of the ingest job: bench/renditions.py measured the
+    album reaching the review queue about as fast as without renditions this way, where
+    rendering inside the job would delay it by the whole album's rendering time (README,
+    "Renditions").
+    """
+    if not settings.RENDITIONS_AT_INGEST:
+        return False
+    if settings.REDIS_URL:
+        from django_rq import get_queue
+        from redis.exceptions import RedisError
+        from rq import Retry
+
+        from ingest.tasks import run_renditions
+
+        intervals = settings.INGEST_RETRY_INTERVALS
+        try:
+            get_queue(settings.INGEST_QUEUE, commit_mode="auto").enqueue(
+                run_renditions,
+                kind,
+                record_id,
+                retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
+                job_timeout=settings.INGEST_JOB_TIMEOUT,
+                description=f"renditions of {kind} {record_id}",
+            )
+        except RedisError:
+            logger.warning("renditions of %s %s: Redis unavailable; not enqueued", kind, record_id)
+            return False
+    else:
+        from ingest import inline
+
+        inline.submit_renditions(kind, record_id)
+    return True
+
+
 def _mark_enqueued(job_id: int) -> None:
     # The job is on its way whether or not this is recorded: a row without enqueued_at only
     # makes reconcile enqueue it once more later (the same rq id: replaced, not doubled).
@@ -272,6 +312,11 @@ def ingest_job_finish(
                 "updated_at",
             ]
         )
+        record = runway or street_snap
+        if status == IngestJob.Status.SUCCEEDED and record is not None:
+            # After the commit: the follow-up job must find the image rows.
+            kind = IngestJob.Kind.RUNWAY if runway is not None else IngestJob.Kind.STREET
+            transaction.on_commit(partial(renditions_enqueue, kind=str(kind), record_id=record.pk))
 
 
 def ingest_job_release(

@@ -33,11 +33,20 @@ class ImageURLField(serializers.Field):
         super().__init__(**kwargs)
 
     def to_representation(self, value: str) -> str:
-        url = default_storage.url(value)
-        request = self.context.get("request")
-        if request is not None and not urlsplit(url).netloc:
-            url = request.build_absolute_uri(url)
-        return url
+        return absolute_url(value, self.context.get("request"))
+
+
+def absolute_url(key: str, request) -> str:
+    url = default_storage.url(key)
+    if request is not None and not urlsplit(url).netloc:
+        url = request.build_absolute_uri(url)
+    return url
+
+
+class RenditionSerializer(serializers.Serializer):
+    width = serializers.IntegerField(read_only=True, help_text="Pixels: 400 or 1200.")
+    height = serializers.IntegerField(read_only=True, help_text="Pixels, keeping the aspect.")
+    url = serializers.URLField(read_only=True, help_text="Absolute URL of the WebP file.")
 
 
 def described(**texts: str) -> dict[str, dict[str, str]]:
@@ -64,11 +73,66 @@ class ImageSerializer(serializers.ModelSerializer):
     url = ImageURLField(
         source="storage_key", help_text="Absolute URL of the image file, ready for `<img src>`."
     )
+    renditions = serializers.SerializerMethodField(
+        help_text="WebP copies at fixed widths (400, 1200), ascending width; only those that "
+        "exist: an image narrower than a width has none of it, and an image whose renditions "
+        "are not made yet has none at all (use `url`)."
+    )
+    srcset = serializers.SerializerMethodField(
+        help_text="The renditions as an `<img srcset>` value (`<url> 400w, <url> 1200w`); empty "
+        "when there are none."
+    )
+    placeholder = serializers.SerializerMethodField(
+        help_text="A ThumbHash of the picture (base64) to show while it loads; null if none yet."
+    )
+    color = serializers.SerializerMethodField(
+        help_text="The picture's average colour, `#rrggbb`; null if none yet."
+    )
 
     class Meta:
-        fields = ["id", "url", "width", "height", "mime_type"]
+        fields = [
+            "id",
+            "url",
+            "width",
+            "height",
+            "mime_type",
+            "renditions",
+            "srcset",
+            "placeholder",
+            "color",
+        ]
         read_only_fields = fields
         extra_kwargs = IMAGE_TEXTS
+
+    def _renditions(self, image) -> list[dict]:
+        # One image object is rendered once per field; compute its URLs once.
+        cached = getattr(image, "_public_renditions", None)
+        if cached is None:
+            request = self.context.get("request")
+            cached = [
+                {"width": r["width"], "height": r["height"], "url": absolute_url(r["key"], request)}
+                for r in sorted(image.renditions or [], key=lambda r: r["width"])
+            ]
+            image._public_renditions = cached
+        return cached
+
+    @extend_schema_field(RenditionSerializer(many=True))
+    def get_renditions(self, image) -> list[dict]:
+        return self._renditions(image)
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_srcset(self, image) -> str:
+        return ", ".join(f"{r['url']} {r['width']}w" for r in self._renditions(image))
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_placeholder(self, image) -> str | None:
+        return image.placeholder or None
+
+    @extend_schema_field(
+        {"type": "string", "nullable": True, "pattern": "^#[0-9a-f]{6}$", "example": "#a0856c"}
+    )
+    def get_color(self, image) -> str | None:
+        return image.color or None
 
 
 class RunwayImageSerializer(ImageSerializer):
