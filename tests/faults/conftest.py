@@ -64,7 +64,7 @@ def rig_for(settings, moto_server, bucket):
             rig.queue: {"URL": f"{rig.redis.url}?socket_connect_timeout=2", "DEFAULT_TIMEOUT": 120},
         }
         settings.INGEST_RECONCILE_GRACE_SECONDS = 3
-        settings.INGEST_WORKER_HEARTBEAT_SECONDS = 1
+        settings.INGEST_WORKER_HEARTBEAT_SECONDS = 2
         settings.INGEST_RETRY_INTERVALS = [0, 0, 0, 0, 0]
         return rig
 

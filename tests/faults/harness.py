@@ -293,13 +293,16 @@ class Rig:
             "INGEST_IMAGE_RETRY_BACKOFF": "0.05",
             # More attempts than any scenario has faults for one job; no scheduler wait.
             "INGEST_RETRY_INTERVALS": "0,0,0,0,0",
-            "INGEST_WORKER_HEARTBEAT_SECONDS": "1",
+            "INGEST_WORKER_HEARTBEAT_SECONDS": "2",
             "AWS_STORAGE_BUCKET_NAME": self.bucket,
             "AWS_S3_ENDPOINT_URL": self.proxy.url,
             "AWS_S3_REGION_NAME": "us-east-1",
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
             "SECURE_SSL_REDIRECT": "false",
+            # Renditions are follow-up jobs of their own (tested with their feature); here they
+            # would only double the CPU the suite needs on a 2-core machine.
+            "RENDITIONS_AT_INGEST": "false",
             "LOG_LEVEL": "WARNING",
             **self.extra_env,
         }
