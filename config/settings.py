@@ -3,7 +3,7 @@
 Every variable has a safe development default so `make run` works with no service at all
 (SQLite, local media, in-process jobs). Production sets DEBUG=false, a real SECRET_KEY,
 ALLOWED_HOSTS, DATABASE_URL, REDIS_URL and a bucket; `manage.py check --deploy` then reports
-nothing. The README lists every variable.
+nothing. docs/operations.md lists every variable.
 """
 
 from datetime import timedelta
@@ -223,6 +223,10 @@ INGEST_MAX_IMAGES = env.int("INGEST_MAX_IMAGES", default=500)
 INGEST_MAX_BODY_BYTES = env.int("INGEST_MAX_BODY_BYTES", default=1024 * 1024)
 INGEST_MAX_IMAGE_BYTES = env.int("INGEST_MAX_IMAGE_BYTES", default=25 * 1024 * 1024)
 INGEST_MAX_IMAGE_PIXELS = env.int("INGEST_MAX_IMAGE_PIXELS", default=64_000_000)
+# Decoded pixels all of a worker's parallel downloads may hold at once (ingest/memory.py); an
+# image whose decode alone needs more is refused. With the bodies (INGEST_DOWNLOAD_WORKERS x
+# INGEST_MAX_IMAGE_BYTES) it bounds a worker's memory: measured in docs/hashing.md.
+INGEST_DECODE_MEMORY_BYTES = env.int("INGEST_DECODE_MEMORY_BYTES", default=256 * 1024 * 1024)
 INGEST_CONNECT_TIMEOUT = env.float("INGEST_CONNECT_TIMEOUT", default=5.0)
 INGEST_READ_TIMEOUT = env.float("INGEST_READ_TIMEOUT", default=10.0)
 INGEST_IMAGE_DEADLINE = env.float("INGEST_IMAGE_DEADLINE", default=30.0)
@@ -377,6 +381,8 @@ LOGGING = {
         "django.server": {"handlers": ["console"], "level": "WARNING", "propagate": False},
         # django-axes announces its configuration at every start; lockouts stay WARNING.
         "axes.apps": {"level": "WARNING"},
+        # libvips logs every step of every resize at INFO.
+        "pyvips": {"level": "WARNING"},
     },
 }
 

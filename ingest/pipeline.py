@@ -58,6 +58,7 @@ from ingest.hashing import (
     band_probes,
     hamming,
 )
+from ingest.memory import decode_budget
 from ingest.models import IngestJob
 from ingest.report import Report
 from ingest.services import (
@@ -542,7 +543,7 @@ def _download_one(
         return Refusal(exc.reason, exc.transient)
     try:
         # Only the bytes decide what this is; the Content-Type the server claimed does not.
-        analysed = analyse_image(fetched.body, max_pixels=max_pixels)
+        analysed = analyse_image(fetched.body, max_pixels=max_pixels, memory=decode_budget())
     except ImageRefused as exc:
         return Refusal(exc.reason, transient=False)
     try:
