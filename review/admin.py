@@ -531,8 +531,8 @@ class RecordAdmin(admin.ModelAdmin):
             .select_related("dup_of", f"dup_of__{self.record_fk}")
             .order_by("sort_order", "pk")
         )
-        # One reverse() for every tile's buttons, not one per button: at 500 images the
-        # URL resolver would be a good part of the page's time.
+        # One reverse() for every tile, not one per tile: at 500 images the URL resolver
+        # would be a good part of the page's time.
         urls = {
             "op": admin_url(obj, "image", obj.pk, IMAGE_ID, "operation"),
             "compare": self.compare_url(request, obj, IMAGE_ID),
@@ -546,6 +546,9 @@ class RecordAdmin(admin.ModelAdmin):
             "mains": [image for image in images if not getattr(image, "is_detail", False)],
             "can_curate": self.has_curate_permission(request, obj),
             "attach_url": admin_url(obj, "attach", obj.pk),
+            # review.js puts the image's id and the operation in: the tiles' buttons.
+            "op_url": urls["op"],
+            "image_id_placeholder": IMAGE_ID,
             "duplicate_total": len(flagged),
             "review_duplicates_url": (
                 self.compare_url(request, obj, flagged[0].pk, mode=True) if flagged else ""
@@ -624,10 +627,7 @@ class RecordAdmin(admin.ModelAdmin):
                     dup_elsewhere = f"{dup_elsewhere}, deleted".lstrip(", ")
             if dup_record.pk != obj.pk:
                 dup_name = f"{dup_name} (id {dup.pk})"  # the ingest report names it by id
-        operations = ["delete", "cover"]
-        if self.model is StreetSnap:
-            operations += ["detach", "attach-previous"]
-        op, pk = urls["op"], f"/{image.pk}/"
+        pk = f"/{image.pk}/"
         return {
             "image": image,
             "number": image_number(image),
@@ -637,12 +637,6 @@ class RecordAdmin(admin.ModelAdmin):
             "thumb_height": (image.rendition(THUMBNAIL_WIDTH) or {}).get("height"),
             "thumb_is_original": thumbnail_is_original(image),
             "rendition_note": rendition_note(image),
-            "ops": {
-                operation.replace("-", "_"): op.replace(
-                    f"/{IMAGE_ID}/operation/", f"{pk}{operation}/"
-                )
-                for operation in operations
-            },
             "compare_url": urls["compare"].replace(f"/{IMAGE_ID}/", pk) if dup_name else "",
             "is_cover": obj.cover_id == image.pk,
             "dup_url": dup_url,

@@ -110,12 +110,48 @@
 
     function tiles() { return Array.prototype.slice.call(document.querySelectorAll("#images .review-tile")); }
 
+    // Each tile's buttons, from the grid's template, put in as the tile comes near the
+    // screen (or the keys act on it): the page itself holds no buttons per tile.
+    function ensureActions(tile) {
+      var template = document.getElementById("review-tile-actions");
+      var images = document.getElementById("images");
+      if (!template || !tile || tile.querySelector(".review-tile-actions")) { return; }
+      var actions = template.content.firstElementChild.cloneNode(true);
+      var url = images.dataset.opUrl, placeholder = "/" + images.dataset.imageId + "/operation/";
+      var id = tile.id.replace("image-", "");
+      var detail = tile.classList.contains("is-detail");
+      actions.querySelectorAll("button").forEach(function (button) {
+        var op = button.dataset.op;
+        var applies = op === "delete" || (op === "cover" && !tile.classList.contains("is-cover")) ||
+          (op === "detach" && detail) || (op === "attach-previous" && !detail && !!tile.dataset.previous);
+        if (!applies) { button.remove(); return; }
+        button.formAction = url.replace(placeholder, "/" + id + "/" + op + "/");
+        if (op === "attach-previous") { button.title = "Make it a detail of " + tile.dataset.previous; }
+      });
+      var tick = tile.querySelector(".review-tick");
+      tile.insertBefore(actions, tick);
+    }
+
+    var observer = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
+      entries.forEach(function (entry) {
+        if (entry.isIntersecting) { ensureActions(entry.target); observer.unobserve(entry.target); }
+      });
+    }, { rootMargin: "1500px 0px" }) : null;
+
+    // The tile as the server sent it, to tell after a redraw which tiles did not change.
+    function adopt(tile) {
+      tile.serverHtml = tile.outerHTML;
+      if (observer) { observer.observe(tile); } else { ensureActions(tile); }
+    }
+    tiles().forEach(adopt);
+
     function focusTile(tile) {
       tiles().forEach(function (other) {
         other.removeAttribute("aria-current");
         other.classList.remove("is-focused");
       });
       if (!tile) { focusedId = null; return; }
+      ensureActions(tile);
       tile.setAttribute("aria-current", "true");
       tile.classList.add("is-focused");
       focusedId = tile.id;
@@ -144,11 +180,13 @@
       template.innerHTML = html.trim();
       var fresh = template.content.querySelector("#images");
       var old = document.getElementById("images");
+      var arrived = [];
       fresh.querySelectorAll(".review-tile").forEach(function (tile) {
         var before = old.querySelector("#" + tile.id);
-        if (before && before.outerHTML === tile.outerHTML) { tile.replaceWith(before); }
+        if (before && before.serverHtml === tile.outerHTML) { tile.replaceWith(before); } else { arrived.push(tile); }
       });
       old.replaceWith(fresh);
+      arrived.forEach(adopt);
       var now = tiles();
       var target = (keep && document.getElementById(keep)) || now[Math.min(at, now.length - 1)] || null;
       if (at >= 0 && target) { focusTile(target); }
@@ -207,6 +245,7 @@
     function onTile(key) {
       var tile = focused();
       if (!tile) { say("Choose an image first: → and ← move between them.", "info"); return; }
+      ensureActions(tile);
       var button = tile.querySelector("[data-key='" + key + "']");
       if (button) { button.click(); } else { say("That key does nothing for this image.", "info"); }
     }
