@@ -353,6 +353,40 @@ def test_street_keys_attach_and_detach(live_server, browser_page):
     assert StreetSnap.objects.get(pk=snap.pk).status == "pending"
 
 
+def test_review_duplicates_from_the_keyboard(live_server, browser_page):
+    page = browser_page
+    log_in(page, live_server, "anna")
+    runway = runway_with_looks(6, brand=BrandFactory(name="Acme"), title="Twins")
+    images = list(runway.images.order_by("sort_order"))
+    for twin in (images[2], images[4]):
+        RunwayImage.objects.filter(pk=twin.pk).update(is_duplicate=True, dup_of=images[0])
+    page.goto(live_server.url + change_url(runway))
+
+    # v on a near-duplicate opens the compare view; the grid's link steps through them all
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    page.keyboard.press("v")
+    expect(page.locator(".review-compare-side")).to_have_count(2)
+    expect(page.locator("#compare-1 h2")).to_contain_text("This image: image 3")
+    page.go_back()
+    page.locator("#review-duplicates").click()
+    expect(page.locator("#review-dup-position")).to_have_text("Near-duplicate 1 of 2")
+    boxes = [page.locator(f"#compare-{n} img").bounding_box() for n in (1, 2)]
+    assert (boxes[0]["width"], boxes[0]["height"]) == (boxes[1]["width"], boxes[1]["height"])
+
+    # x: delete this one (Enter confirms), on to the next; → keeps the last, back to the album
+    page.keyboard.press("x")
+    expect(page.locator("#review-confirm")).to_be_visible()
+    page.keyboard.press("Enter")
+    expect(page.locator(".messagelist")).to_contain_text("Deleted image 3 (id")
+    expect(page.locator("#review-dup-position")).to_have_text("Near-duplicate 1 of 1")
+    expect(page.locator("#compare-1 h2")).to_contain_text("This image: image 5")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator(".review-tile")).to_have_count(5)
+    assert RunwayImage.objects.get(pk=images[2].pk).deleted_at is not None
+    assert RunwayImage.objects.get(pk=images[4].pk).deleted_at is None
+
+
 def test_big_album_pages_are_interactive_fast(live_server, browser_page):
     """The 60-look runway and the 500-image street album, loaded in turns (three rounds, the
     median of each): time to interactive and image bytes, then a key and an image operation
