@@ -248,6 +248,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
 }
 PUBLIC_API_CACHE_SECONDS = env.int("PUBLIC_API_CACHE_SECONDS", default=60)
+# "Similar images": at most this many differing hash bits (0-15; the band scheme's limit).
+PUBLIC_SIMILAR_MAX_DISTANCE = env.int(
+    "PUBLIC_SIMILAR_MAX_DISTANCE", default=INGEST_DUPLICATE_MAX_DISTANCE
+)
 
 # --- Security -----------------------------------------------------------------------------
 # Secure by default whenever DEBUG is off; each can be turned off explicitly (for example

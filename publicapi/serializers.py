@@ -5,7 +5,7 @@ from urllib.parse import urlsplit
 
 from django.core.files.storage import default_storage
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from publicapi.grouping import group_details, group_looks
@@ -234,6 +234,82 @@ class IndexSerializer(serializers.Serializer):
     latest_runways = RunwaySerializer(many=True, read_only=True)
     latest_street_snaps = StreetSnapSerializer(many=True, read_only=True)
     featured_brands = BrandSerializer(many=True, read_only=True)
+
+
+class FacetValueSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Results with this value (and the other filters).")
+
+
+class TextFacetValueSerializer(FacetValueSerializer):
+    value = serializers.CharField(help_text="A value for the filter of the same name.")
+
+
+class IntegerFacetValueSerializer(FacetValueSerializer):
+    value = serializers.IntegerField(help_text="A value for the filter of the same name.")
+
+
+class BrandFacetValueSerializer(TextFacetValueSerializer):
+    label = serializers.CharField(help_text="The brand's name (`value` is its slug).")
+
+
+class RunwayFacetCountsSerializer(serializers.Serializer):
+    brand = BrandFacetValueSerializer(many=True)
+    season_code = TextFacetValueSerializer(many=True)
+    year = IntegerFacetValueSerializer(many=True)
+    collection_type = TextFacetValueSerializer(many=True)
+
+
+class StreetSnapFacetCountsSerializer(serializers.Serializer):
+    city = TextFacetValueSerializer(many=True)
+    year = IntegerFacetValueSerializer(many=True)
+    month = IntegerFacetValueSerializer(many=True)
+
+
+class RunwayFacetsSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Results of the list with every filter.")
+    facets = RunwayFacetCountsSerializer()
+
+
+class StreetSnapFacetsSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Results of the list with every filter.")
+    facets = StreetSnapFacetCountsSerializer()
+
+
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="SimilarImageObject",
+        serializers=[RunwayImageSerializer, StreetSnapImageSerializer],
+        resource_type_field_name=None,
+    )
+)
+class SimilarImageField(serializers.Field):
+    """The image object of its kind: a runway image or a street-style image."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("read_only", True)
+        super().__init__(**kwargs)
+
+    def to_representation(self, value):
+        if isinstance(value, PublicRunwayImage):
+            return RunwayImageSerializer(value, context=self.context).data
+        return StreetSnapImageSerializer(value, context=self.context).data
+
+
+class SimilarImageSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        # The ingest job's choices too, so the schema has one KindEnum.
+        choices=[("runway", "Runway"), ("street", "Street")],
+        help_text="`runway` or `street` (a street snap).",
+    )
+    record_id = serializers.IntegerField(
+        help_text="The album's id: /api/v1/runways/<id>/ or /api/v1/street-snaps/<id>/."
+    )
+    image = SimilarImageField(help_text="As in the album's `images`.")
+    distance = serializers.IntegerField(help_text="Differing bits of the two hashes (0-64).")
+
+
+class SimilarImagesSerializer(serializers.Serializer):
+    results = SimilarImageSerializer(many=True, help_text="Nearest first.")
 
 
 class ErrorSerializer(serializers.Serializer):
