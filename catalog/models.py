@@ -122,6 +122,18 @@ class Record(models.Model):
         abstract = True
 
 
+def public_newest_index(name: str) -> models.Index:
+    # The public lists' order (publicapi.search.NEWEST_FIRST) over the rows the public views
+    # show: page 1 is an index scan that stops after a page, and a count is an index-only
+    # scan, instead of a scan and sort of every published row.
+    return models.Index(
+        F("published_at").desc(nulls_last=True),
+        F("id").desc(),
+        condition=Q(status="published", deleted_at__isnull=True),
+        name=name,
+    )
+
+
 def record_constraints(prefix: str, entity_key: list[str]) -> list[models.BaseConstraint]:
     return [
         # The entity key names one album among live rows; deleting a row frees its key so a
@@ -165,6 +177,7 @@ class Runway(Record):
         indexes = [
             models.Index(fields=["status", "-published_at"], name="runway_status_published"),
             models.Index(fields=["status", "-created_at"], name="runway_status_created"),
+            public_newest_index("runway_public_newest"),
         ]
         permissions = [
             ("publish_runway", "Can approve and unpublish runways"),
@@ -201,6 +214,7 @@ class StreetSnap(Record):
         indexes = [
             models.Index(fields=["status", "-published_at"], name="street_status_published"),
             models.Index(fields=["status", "-created_at"], name="street_status_created"),
+            public_newest_index("street_public_newest"),
         ]
         permissions = [
             ("publish_streetsnap", "Can approve and unpublish street snaps"),

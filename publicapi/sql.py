@@ -126,6 +126,8 @@ VIEWS_V2 = [
 # - public_image_hashes: the perceptual hashes of public images, both kinds, for "similar
 #   images". Hashes the catalog never compares (legacy, of an unknown algorithm, and none)
 #   are not in it, and its conditions are the band indexes' own, so a lookup is index probes.
+# - brands LEFT JOINed (the same rows: brand_id is a NOT NULL foreign key), so a query
+#   that reads no brand column (a count, a facet by brand_id) skips the join altogether.
 # The image views still do not show any hash.
 def _views_v3(vendor: str) -> list[str]:
     postgres = vendor == "postgresql"
@@ -142,7 +144,7 @@ def _views_v3(vendor: str) -> list[str]:
            CASE WHEN c.id IS NOT NULL THEN r.cover_id END AS cover_id,
            r.image_count, r.published_at, r.updated_at, {search("r")} AS search
     FROM brand_runways r
-    JOIN brands b ON b.id = r.brand_id
+    LEFT JOIN brands b ON b.id = r.brand_id
     LEFT JOIN brand_runway_images c
            ON c.id = r.cover_id AND c.runway_id = r.id AND c.deleted_at IS NULL
     WHERE r.status = 'published' AND r.deleted_at IS NULL

@@ -11,12 +11,15 @@ hyphenated token; publicapi.search splits a query the same way.
 Weights rank a match (publicapi.search): A title (and brand names and aliases, city),
 B season, season code, collection type and year, C description.
 
-On SQLite nothing is added: publicapi.search falls back to matching in Python. The columns
+Also the partial index of the public lists' order (catalog.models.public_newest_index), on
+both databases.
+
+On SQLite no search column is added: publicapi.search falls back to matching in Python. The columns
 are not on the Django models (a GeneratedField cannot hold a PostgreSQL-only expression and
 still build on SQLite); every write leaves them to the database.
 """
 
-from django.db import migrations
+from django.db import migrations, models
 
 CONFIG = "archive_search"
 # string.punctuation, as an SQL literal (quote doubled); translate() maps each to a space.
@@ -85,4 +88,22 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.RunPython(run(FORWARD), run(BACKWARD), elidable=False),
+        migrations.AddIndex(
+            model_name="runway",
+            index=models.Index(
+                models.OrderBy(models.F("published_at"), descending=True, nulls_last=True),
+                models.OrderBy(models.F("id"), descending=True),
+                condition=models.Q(("deleted_at__isnull", True), ("status", "published")),
+                name="runway_public_newest",
+            ),
+        ),
+        migrations.AddIndex(
+            model_name="streetsnap",
+            index=models.Index(
+                models.OrderBy(models.F("published_at"), descending=True, nulls_last=True),
+                models.OrderBy(models.F("id"), descending=True),
+                condition=models.Q(("deleted_at__isnull", True), ("status", "published")),
+                name="street_public_newest",
+            ),
+        ),
     ]
