@@ -43,9 +43,7 @@ def statements(*, runways: int, runway_images: int, street_images: int) -> list[
     # A hash group of five images of (nearly always) different albums: ids that differ by
     # a multiple of `spread`; the group member's number flips its low bits.
     spread = max((runways * runway_images + snaps * street_images) // 5, 1)
-    phash = (
-        f"(('x' || md5((id % {spread})::text))::bit(64)::bigint # (id / {spread}))"
-    )
+    phash = f"(('x' || md5((id % {spread})::text))::bit(64)::bigint # (id / {spread}))"
     algorithm = "CASE WHEN id % 20 = 7 THEN 'legacy' ELSE 'phash-draft128-v1' END"
     return [
         f"""

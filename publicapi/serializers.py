@@ -1,5 +1,12 @@
 """The JSON of the public API (SPEC.md "External contract"). Read-only: every serializer here
-only renders rows of the public_* views."""
+only renders rows of the public_* views.
+
+The record and image serializers declare their fields for the schema (drf-spectacular reads
+them) and render with a to_representation of their own that builds the dict directly: DRF's
+generic path deep-copies every declared field per serializer and walks them per object, which
+was the largest share of a list request's time in Python (bench/public_api.py). The output is
+the same (tests/publicapi/test_serializers.py renders both ways and compares).
+"""
 
 from urllib.parse import urlsplit
 
@@ -33,11 +40,34 @@ class ImageURLField(serializers.Field):
         super().__init__(**kwargs)
 
     def to_representation(self, value: str) -> str:
-        url = default_storage.url(value)
-        request = self.context.get("request")
-        if request is not None and not urlsplit(url).netloc:
-            url = request.build_absolute_uri(url)
-        return url
+        return image_url(value, self.context.get("request"))
+
+
+def image_url(storage_key: str, request) -> str:
+    url = default_storage.url(storage_key)
+    if request is not None and not urlsplit(url).netloc:
+        url = request.build_absolute_uri(url)
+    return url
+
+
+_DATETIME = serializers.DateTimeField()
+
+
+def datetime_text(value) -> str | None:
+    """As DRF's DateTimeField renders it (ISO 8601, UTC as Z)."""
+    return None if value is None else _DATETIME.to_representation(value)
+
+
+class DirectRendering:
+    """Mixin: `fast = False` on a class falls back to DRF's field-by-field rendering (the
+    bench measures both; the tests compare them)."""
+
+    fast = True
+
+    def to_representation(self, instance):
+        if not self.fast:
+            return super().to_representation(instance)
+        return self.render(instance, self.context.get("request"))
 
 
 def described(**texts: str) -> dict[str, dict[str, str]]:
@@ -60,7 +90,7 @@ RECORD_TEXTS = described(
 )
 
 
-class ImageSerializer(serializers.ModelSerializer):
+class ImageSerializer(DirectRendering, serializers.ModelSerializer):
     url = ImageURLField(
         source="storage_key", help_text="Absolute URL of the image file, ready for `<img src>`."
     )
@@ -72,6 +102,17 @@ class ImageSerializer(serializers.ModelSerializer):
 
 
 class RunwayImageSerializer(ImageSerializer):
+    @staticmethod
+    def render(image, request) -> dict:
+        return {
+            "id": image.id,
+            "url": image_url(image.storage_key, request),
+            "width": image.width,
+            "height": image.height,
+            "mime_type": image.mime_type,
+            "look_index": image.look_index,
+        }
+
     class Meta(ImageSerializer.Meta):
         model = PublicRunwayImage
         fields = [*ImageSerializer.Meta.fields, "look_index"]
@@ -93,6 +134,18 @@ class StreetSnapImageSerializer(ImageSerializer):
         help_text="The id of the main image this detail belongs to; null for a main image.",
     )
 
+    @staticmethod
+    def render(image, request) -> dict:
+        return {
+            "id": image.id,
+            "url": image_url(image.storage_key, request),
+            "width": image.width,
+            "height": image.height,
+            "mime_type": image.mime_type,
+            "is_detail": image.is_detail,
+            "parent": image.parent_id,
+        }
+
     class Meta(ImageSerializer.Meta):
         model = PublicStreetSnapImage
         fields = [*ImageSerializer.Meta.fields, "is_detail", "parent"]
@@ -113,8 +166,25 @@ class BrandRefSerializer(serializers.Serializer):
 RECORD_FIELDS = ["title", "description", "cover", "image_count", "published_at"]
 
 
-class RunwaySerializer(serializers.ModelSerializer):
+class RunwaySerializer(DirectRendering, serializers.ModelSerializer):
     """A runway as lists show it."""
+
+    @staticmethod
+    def render(runway, request) -> dict:
+        cover = runway.cover
+        return {
+            "id": runway.id,
+            "brand": {"slug": runway.brand_slug, "name": runway.brand_name},
+            "season_code": runway.season_code,
+            "season": runway.season,
+            "year": runway.year,
+            "collection_type": runway.collection_type,
+            "title": runway.title,
+            "description": runway.description,
+            "cover": None if cover is None else RunwayImageSerializer.render(cover, request),
+            "image_count": runway.image_count,
+            "published_at": datetime_text(runway.published_at),
+        }
 
     brand = BrandRefSerializer(source="*", read_only=True)
     cover = RunwayImageSerializer(
@@ -160,6 +230,20 @@ class RunwayDetailSerializer(RunwaySerializer):
         fields = [*RunwaySerializer.Meta.fields, "images", "looks"]
         read_only_fields = fields
 
+    @staticmethod
+    def render(runway, request) -> dict:
+        images = list(runway.images.all())
+        # Each image rendered once; the looks reuse the same dicts.
+        rendered = {image.id: RunwayImageSerializer.render(image, request) for image in images}
+        return {
+            **RunwaySerializer.render(runway, request),
+            "images": [rendered[image.id] for image in images],
+            "looks": [
+                {"look_index": look.look_index, "images": [rendered[i.id] for i in look.images]}
+                for look in group_looks(images)
+            ],
+        }
+
     @extend_schema_field(LookSerializer(many=True))
     def get_looks(self, runway: PublicRunway):
         # images.all() is the prefetched list, already in album order.
@@ -167,8 +251,23 @@ class RunwayDetailSerializer(RunwaySerializer):
         return LookSerializer(looks, many=True, context=self.context).data
 
 
-class StreetSnapSerializer(serializers.ModelSerializer):
+class StreetSnapSerializer(DirectRendering, serializers.ModelSerializer):
     """A street-style album as lists show it."""
+
+    @staticmethod
+    def render(snap, request) -> dict:
+        cover = snap.cover
+        return {
+            "id": snap.id,
+            "city": snap.city,
+            "year": snap.year,
+            "month": snap.month,
+            "title": snap.title,
+            "description": snap.description,
+            "cover": None if cover is None else StreetSnapImageSerializer.render(cover, request),
+            "image_count": snap.image_count,
+            "published_at": datetime_text(snap.published_at),
+        }
 
     cover = StreetSnapImageSerializer(
         read_only=True, allow_null=True, help_text="The album's cover image, or null."
@@ -200,6 +299,22 @@ class StreetSnapDetailSerializer(StreetSnapSerializer):
     class Meta(StreetSnapSerializer.Meta):
         fields = [*StreetSnapSerializer.Meta.fields, "images", "groups"]
         read_only_fields = fields
+
+    @staticmethod
+    def render(snap, request) -> dict:
+        images = list(snap.images.all())
+        rendered = {image.id: StreetSnapImageSerializer.render(image, request) for image in images}
+        return {
+            **StreetSnapSerializer.render(snap, request),
+            "images": [rendered[image.id] for image in images],
+            "groups": [
+                {
+                    "main": rendered[group.main.id],
+                    "details": [rendered[d.id] for d in group.details],
+                }
+                for group in group_details(images)
+            ],
+        }
 
     @extend_schema_field(GroupSerializer(many=True))
     def get_groups(self, snap: PublicStreetSnap):
