@@ -9,6 +9,7 @@ import functools
 import logging
 
 from django.conf import settings
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from django.core.cache.backends.redis import RedisCache
 from django.http import Http404
 from django.middleware.http import ConditionalGetMiddleware
@@ -84,6 +85,11 @@ class PublicAnonRateThrottle(AnonRateThrottle):
 
     def get_rate(self) -> str | None:
         return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+    @property
+    def cache(self):
+        # The backend itself, not DRF's proxy of it: count_in_window checks for Redis.
+        return caches[DEFAULT_CACHE_ALIAS]
 
     def allow_request(self, request, view) -> bool:
         # The throttle protects the archive; it must not take it down. If the cache (Redis)

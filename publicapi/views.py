@@ -2,7 +2,9 @@
 is not published and live can be served (the views decide; see publicapi/sql.py).
 
 Query counts are fixed, whatever the page or album size: a list is a count, the page, and
-the page's covers; a detail is the record (cover joined in) and all its images.
+the page's covers; a detail is one query, its images each joined to the record (two for an
+album without images). Under load every round trip costs a scheduling delay, which is most of
+what a detail costs (bench/public_api.py).
 
 Covers of a list are fetched by id after the page rather than joined into it: PostgreSQL
 would otherwise join every public image before sorting and cutting the page (on a deep page
@@ -16,6 +18,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
+from rest_framework.generics import get_object_or_404
 from rest_framework.response import Response
 
 from publicapi.facets import RUNWAY_FACETS, STREET_SNAP_FACETS, facet_counts
@@ -62,6 +65,8 @@ INDEX_FEATURED_BRANDS = 48
 class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
     pagination_class = PublicPagination
     detail_serializer_class = None
+    image_model = None  # set: a detail is one query (get_object)
+    record_field = ""
 
     def get_serializer_class(self):
         if self.action == "retrieve" and self.detail_serializer_class is not None:
@@ -75,6 +80,31 @@ class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
         if self.action != "list":
             return queryset
         return super().filter_queryset(queryset)
+
+    def get_object(self):
+        """A record and all its images in one query: the images, each joined to its record.
+        Only an album without images needs a second query, for the record alone."""
+        if self.image_model is None:
+            return super().get_object()
+        pk = self.kwargs[self.lookup_field]
+        images = list(
+            self.image_model.objects.filter(**{f"{self.record_field}_id": pk})
+            .select_related(self.record_field)
+            .order_by(*ALBUM_ORDER)
+        )
+        if images:
+            record = getattr(images[0], self.record_field)
+            for image in images:  # one record object for all, not a copy per row
+                setattr(image, self.record_field, record)
+        else:
+            record = get_object_or_404(self.get_queryset(), pk=pk)
+        # What prefetch_related would leave: `record.images.all()` is this list.
+        prefetched = self.image_model.objects.all()
+        prefetched._result_cache, prefetched._prefetch_done = images, True
+        record._prefetched_objects_cache = {"images": prefetched}
+        # The view's cover_id is already null unless it is a live image of this album.
+        record.cover = next((i for i in images if i.pk == record.cover_id), None)
+        return record
 
     def facet_response(self, request):
         filterset = self.filterset_class(
@@ -103,6 +133,7 @@ class RunwayViewSet(PublicReadOnlyViewSet):
     detail_serializer_class = RunwayDetailSerializer
     filterset_class = RunwayFilter
     facets = RUNWAY_FACETS
+    image_model, record_field = PublicRunwayImage, "runway"
     lookup_value_regex = r"[0-9]+"
 
     @facets_schema(
@@ -118,10 +149,7 @@ class RunwayViewSet(PublicReadOnlyViewSet):
     def get_queryset(self):
         runways = PublicRunway.objects.order_by(*NEWEST_FIRST)
         if self.action == "retrieve":
-            images = PublicRunwayImage.objects.order_by(*ALBUM_ORDER)
-            return runways.select_related("cover").prefetch_related(
-                Prefetch("images", queryset=images)
-            )
+            return runways  # get_object reads the images and the cover with it
         return runways.prefetch_related("cover")
 
 
@@ -145,6 +173,7 @@ class StreetSnapViewSet(PublicReadOnlyViewSet):
     detail_serializer_class = StreetSnapDetailSerializer
     filterset_class = StreetSnapFilter
     facets = STREET_SNAP_FACETS
+    image_model, record_field = PublicStreetSnapImage, "street_snap"
     lookup_value_regex = r"[0-9]+"
 
     @facets_schema(
@@ -160,10 +189,7 @@ class StreetSnapViewSet(PublicReadOnlyViewSet):
     def get_queryset(self):
         snaps = PublicStreetSnap.objects.order_by(*NEWEST_FIRST)
         if self.action == "retrieve":
-            images = PublicStreetSnapImage.objects.order_by(*ALBUM_ORDER)
-            return snaps.select_related("cover").prefetch_related(
-                Prefetch("images", queryset=images)
-            )
+            return snaps  # get_object reads the images and the cover with it
         return snaps.prefetch_related("cover")
 
 

@@ -8,6 +8,8 @@ not one. Hashes: each one is shared, give or take a bit or two, by five images o
 albums; one in twenty is a legacy hash.
 """
 
+# ruff: noqa: S608 - every value in this SQL is the bench's own
+
 from __future__ import annotations
 
 VOCABULARY = (
@@ -113,9 +115,9 @@ def statements(*, runways: int, runway_images: int, street_images: int) -> list[
             FROM generate_series(1, {snaps}) s, generate_series(0, {street_images - 1}) k
         ) i
         """,
-        "UPDATE brand_runways SET cover_id = (id - 1) * %d + 1" % runway_images,
-        "UPDATE street_snaps SET cover_id = %d + (id - 1) * %d + 1"
-        % (runways * runway_images, street_images),
+        f"UPDATE brand_runways SET cover_id = (id - 1) * {runway_images} + 1",
+        f"UPDATE street_snaps SET cover_id = {runways * runway_images} + (id - 1) * "
+        f"{street_images} + 1",
         *(
             f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"
             for table in (
