@@ -2,7 +2,7 @@
 accent-insensitive, the last word as a prefix ("acme cout" finds Acme couture); ranked.
 
 A query is split into words (letters and digits; anything else separates them, as the
-indexed text is split: catalog migration 0006_search). A record matches when each word is
+indexed text is split: catalog migration 0007_search). A record matches when each word is
 in one of its fields (a runway's brand names and aliases count as a field). Its rank is the
 sum, over the words, of the weight of the best field the word is in: 4 for a title, a brand
 name or alias, or a city; 2 for season, season code, collection type or year; 1 for the

@@ -6,11 +6,11 @@ BY_MIGRATION (tests/publicapi/test_views_sql.py checks that every migration is l
 
 Visibility is decided once per kind, in the record view; the image and brand views select
 from it, so they cannot disagree with it. The SQL is portable (PostgreSQL and SQLite), but
-for V3's search column, which only PostgreSQL has.
+for V4's search column, which only PostgreSQL has.
 """
 
 DROP_VIEWS = [
-    # V3's, first: they select from the record views.
+    # V4's, first: they select from the record views.
     "DROP VIEW IF EXISTS public_image_hashes",
     "DROP VIEW IF EXISTS public_brand_names",
     "DROP VIEW IF EXISTS public_brands",
@@ -117,9 +117,9 @@ VIEWS_V2 = [
 ]
 
 
-# V3: search and similar images.
+# V4: search and similar images.
 # - `search` on the record views: the base table's generated tsvector (catalog migration
-#   0006_search) on PostgreSQL; NULL on SQLite, where publicapi.search matches in Python.
+#   0007_search) on PostgreSQL; NULL on SQLite, where publicapi.search matches in Python.
 #   Only for filtering: no serializer reads it.
 # - public_brand_names: the names (brand name, then aliases) of brands with a public runway,
 #   for `?q=` on runways ("acne" finds Acne Studios' shows).
@@ -129,7 +129,7 @@ VIEWS_V2 = [
 # - brands LEFT JOINed (the same rows: brand_id is a NOT NULL foreign key), so a query
 #   that reads no brand column (a count, a facet by brand_id) skips the join altogether.
 # The image views still do not show any hash.
-def _views_v3(vendor: str) -> list[str]:
+def _views_v4(vendor: str) -> list[str]:
     postgres = vendor == "postgresql"
 
     def search(alias: str) -> str:
@@ -149,7 +149,7 @@ def _views_v3(vendor: str) -> list[str]:
            ON c.id = r.cover_id AND c.runway_id = r.id AND c.deleted_at IS NULL
     WHERE r.status = 'published' AND r.deleted_at IS NULL
     """,  # noqa: S608 - our own column names
-        VIEWS_V2[1],
+        VIEWS_V3[1],  # with the renditions columns,
         f"""
     CREATE VIEW public_street_snaps AS
     SELECT s.id, s.city, s.year, s.month, s.title, s.description,
@@ -160,7 +160,7 @@ def _views_v3(vendor: str) -> list[str]:
            ON c.id = s.cover_id AND c.street_snap_id = s.id AND c.deleted_at IS NULL
     WHERE s.status = 'published' AND s.deleted_at IS NULL
     """,  # noqa: S608 - our own column names
-        VIEWS_V2[3],
+        VIEWS_V3[3],
         VIEWS_V2[4],
         f"""
     CREATE VIEW public_brand_names AS
@@ -192,14 +192,14 @@ def _views_v3(vendor: str) -> list[str]:
 
 
 # One list per database vendor: only the search column differs.
-VIEWS_V3 = {vendor: _views_v3(vendor) for vendor in ("postgresql", "sqlite")}
+VIEWS_V4 = {vendor: _views_v4(vendor) for vendor in ("postgresql", "sqlite")}
 
 # The views each publicapi migration leaves behind. After a `migrate` run that dropped the
 # views (publicapi/apps.py), the version of the newest applied migration comes back.
 BY_MIGRATION = {
     "0001_public_views": VIEWS_V1,
     "0002_public_views_v2": VIEWS_V2,
-    "0003_public_views_v3": VIEWS_V3,
+    "0004_public_views_v4": VIEWS_V4,
 }
 
 

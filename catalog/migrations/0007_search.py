@@ -83,7 +83,7 @@ def run(statements):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("catalog", "0005_alias_check_message_in_words"),
+        ("catalog", "0006_renditions"),
     ]
 
     operations = [

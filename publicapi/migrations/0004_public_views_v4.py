@@ -1,4 +1,4 @@
-"""Public views V3: the search column on the record views, brand names for search, and the
+"""Public views V4: the search column on the record views, brand names for search, and the
 public images' perceptual hashes for similar images (publicapi/sql.py).
 
 The models are unchanged: `search` is only ever filtered on, and the two new views are read
@@ -7,11 +7,11 @@ with SQL of publicapi.search and publicapi.similar.
 
 from django.db import migrations
 
-from publicapi.sql import DROP_VIEWS, VIEWS_V2, VIEWS_V3, for_vendor
+from publicapi.sql import DROP_VIEWS, VIEWS_V3, VIEWS_V4, for_vendor
 
 
 class RunViewSQL(migrations.RunSQL):
-    """RunSQL whose statements depend on the database vendor (V3's search column)."""
+    """RunSQL whose statements depend on the database vendor (V4's search column)."""
 
     def __init__(self, views, reverse_views):
         self.views, self.reverse_views = views, reverse_views
@@ -30,9 +30,9 @@ class RunViewSQL(migrations.RunSQL):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("publicapi", "0002_public_views_v2"),
+        ("publicapi", "0003_public_views_v3"),
         # The search columns the views select.
-        ("catalog", "0006_search"),
+        ("catalog", "0007_search"),
     ]
 
-    operations = [RunViewSQL(VIEWS_V3, VIEWS_V2)]
+    operations = [RunViewSQL(VIEWS_V4, VIEWS_V3)]
