@@ -1,5 +1,5 @@
 # The README's words. `make run` and `make test` are the two set-up commands.
-.PHONY: run test test-fast lint worker bench constraints
+.PHONY: run test test-fast lint worker scheduler bench constraints
 
 run:  ## install and start the embedded system (SQLite, local media, in-process jobs)
 	scripts/run.sh
@@ -16,6 +16,9 @@ lint:
 
 worker:  ## an rq worker for both queues (needs REDIS_URL)
 	.venv/bin/python manage.py rqworker ingest maintenance --with-scheduler
+
+scheduler:  ## rq's cron scheduler: enqueues reconcile, purge_webhook_ids, gc_media (needs REDIS_URL)
+	.venv/bin/python manage.py rqcron config.cron
 
 bench:  ## every script in bench/ (BENCH_DATABASE_URL: the PostgreSQL server they use)
 	scripts/bootstrap.sh requirements-dev.txt

@@ -5,11 +5,15 @@ are no draft tables. The public side never reads these tables: it reads the `pub
 that `publicapi` creates over them.
 """
 
+from django.core.files.storage import default_storage
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Lower
 
 from catalog.keys import fold_title, fold_whitespace
+
+# The rendition width the admin shows as a thumbnail (catalog.renditions.WIDTHS has them all).
+THUMBNAIL_WIDTH = 400
 
 # The years an album can be from, for every writer that checks one (the ingest serializer,
 # the editors' record form). Legacy rows may hold 0 (unknown); the database does not check.
@@ -122,18 +126,6 @@ class Record(models.Model):
         abstract = True
 
 
-def public_newest_index(name: str) -> models.Index:
-    # The public lists' order (publicapi.search.NEWEST_FIRST) over the rows the public views
-    # show: page 1 is an index scan that stops after a page, and a count is an index-only
-    # scan, instead of a scan and sort of every published row.
-    return models.Index(
-        F("published_at").desc(nulls_last=True),
-        F("id").desc(),
-        condition=Q(status="published", deleted_at__isnull=True),
-        name=name,
-    )
-
-
 def record_constraints(prefix: str, entity_key: list[str]) -> list[models.BaseConstraint]:
     return [
         # The entity key names one album among live rows; deleting a row frees its key so a
@@ -177,7 +169,6 @@ class Runway(Record):
         indexes = [
             models.Index(fields=["status", "-published_at"], name="runway_status_published"),
             models.Index(fields=["status", "-created_at"], name="runway_status_created"),
-            public_newest_index("runway_public_newest"),
         ]
         permissions = [
             ("publish_runway", "Can approve and unpublish runways"),
@@ -214,7 +205,6 @@ class StreetSnap(Record):
         indexes = [
             models.Index(fields=["status", "-published_at"], name="street_status_published"),
             models.Index(fields=["status", "-created_at"], name="street_status_created"),
-            public_newest_index("street_public_newest"),
         ]
         permissions = [
             ("publish_streetsnap", "Can approve and unpublish street snaps"),
@@ -261,6 +251,11 @@ def _phash_band(shift: int) -> models.GeneratedField:
 
 
 class RecordImage(models.Model):
+    class RenditionStatus(models.TextChoices):
+        PENDING = "pending", "Not made yet"
+        DONE = "done", "Made"
+        FAILED = "failed", "Failed"
+
     storage_key = models.CharField(max_length=512)
     sha1 = models.CharField(max_length=40, blank=True, default="")
     width = models.PositiveIntegerField(default=0)
@@ -279,6 +274,23 @@ class RecordImage(models.Model):
     dup_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Web sizes of the original (catalog.renditions): [{"width", "height", "key"}, ...] in
+    # ascending width, only those that exist in storage. Written only after every object in it
+    # was stored, so a row never points at a rendition that is not there.
+    renditions = models.JSONField(default=list, blank=True, db_default=[])
+    rendition_status = models.CharField(
+        max_length=16,
+        choices=RenditionStatus.choices,
+        default=RenditionStatus.PENDING,
+        db_default=RenditionStatus.PENDING,
+    )
+    rendition_error = models.CharField(max_length=300, blank=True, default="", db_default="")
+    placeholder = models.CharField(
+        max_length=64, blank=True, default="", db_default="", help_text="ThumbHash, base64."
+    )
+    color = models.CharField(
+        max_length=7, blank=True, default="", db_default="", help_text="Average, #rrggbb."
+    )
     deleted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -286,6 +298,16 @@ class RecordImage(models.Model):
 
     class Meta:
         abstract = True
+
+    def rendition(self, width: int) -> dict | None:
+        """The stored rendition of exactly this width ({"width", "height", "key"}), or None."""
+        return next((r for r in self.renditions if r.get("width") == width), None)
+
+    def rendition_url(self, width: int = THUMBNAIL_WIDTH) -> str | None:
+        """The storage URL of the rendition of this width, or None when there is none (the
+        image is narrower, or its renditions are not made yet or failed)."""
+        found = self.rendition(width)
+        return default_storage.url(found["key"]) if found is not None else None
 
 
 def image_indexes(prefix: str, record: str) -> list[models.Index]:
@@ -296,6 +318,12 @@ def image_indexes(prefix: str, record: str) -> list[models.Index]:
         models.Index(fields=[record, "sort_order"], name=f"{prefix}_record_order"),
         models.Index(fields=["sha1"], name=f"{prefix}_sha1"),
         models.Index(fields=["storage_key"], name=f"{prefix}_storage_key"),
+        # The images still waiting for renditions: the backfill walks them by id.
+        models.Index(
+            fields=["id"],
+            condition=Q(rendition_status=RecordImage.RenditionStatus.PENDING),
+            name=f"{prefix}_renditions_todo",
+        ),
         *(
             models.Index(fields=[f"phash_band{n}"], condition=live, name=f"{prefix}_band{n}_live")
             for n in range(4)

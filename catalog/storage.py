@@ -43,8 +43,11 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from catalog.models import RunwayImage, StoredObject, StreetSnapImage
+from catalog.renditions import WIDTHS as RENDITION_WIDTHS
 
 IMAGE_PREFIX = "images"
+RENDITION_PREFIX = "renditions"
+RENDITION_CACHE_CONTROL = "public, max-age=31536000, immutable"
 
 _EXTENSION_BY_MIME = {
     "image/jpeg": "jpg",
@@ -64,6 +67,48 @@ def image_key(*, sha1: str, mime_type: str) -> str:
     if extension is None:
         raise ValueError(f"no storage extension for {mime_type!r}")
     return f"{IMAGE_PREFIX}/{sha1[:2]}/{sha1}.{extension}"
+
+
+def rendition_key(*, sha1: str, width: int, format: str = "webp") -> str:
+    """The storage key of the ``width`` rendition of the original whose bytes have ``sha1``.
+
+    From the sha1, the width and the format only, so the same original always gives the same
+    keys and a URL is known without asking the storage.
+    """
+    if len(sha1) != 40 or any(c not in "0123456789abcdef" for c in sha1):
+        raise ValueError(f"not a lowercase hex sha1: {sha1!r}")
+    return f"{RENDITION_PREFIX}/{sha1[:2]}/{sha1}/{width}.{format}"
+
+
+def sha1_of_image_key(key: str) -> str | None:
+    """The sha1 an :func:`image_key` names (None for a key of another scheme)."""
+    prefix, _, rest = key.partition("/")
+    name = rest.rpartition("/")[2].partition(".")[0]
+    if prefix != IMAGE_PREFIX or len(name) != 40 or any(c not in "0123456789abcdef" for c in name):
+        return None
+    return name
+
+
+def rendition_put(*, key: str, data: bytes, storage: Storage | None = None) -> None:
+    """Put one rendition, overwriting what is there (the same original gives the same bytes,
+    unless the rendering changed: the backfill's --force).
+
+    Not recorded in stored_objects: a rendition belongs to its original, and gc_media removes
+    the renditions of each original it deletes (:func:`stored_objects_collect`). On S3 the
+    object gets ``Content-Type: image/webp`` and an immutable Cache-Control.
+    """
+    storage = storage or default_storage
+    if hasattr(storage, "bucket") and hasattr(storage, "_normalize_name"):
+        # django-storages' S3: put with this object's own headers, whatever the storage's
+        # object_parameters say (its save() has no per-object parameters). _normalize_name
+        # adds the storage's `location` prefix, as its save() does.
+        storage.bucket.Object(storage._normalize_name(key)).put(
+            Body=data, ContentType="image/webp", CacheControl=RENDITION_CACHE_CONTROL
+        )
+        return
+    if storage.exists(key):
+        storage.delete(key)
+    _put(storage, key, data)
 
 
 def image_store(
@@ -217,7 +262,13 @@ def _collect_one(
         if _is_referenced(key):
             return "referenced"
         if not dry_run:
-            storage.delete(key)  # the object first: if that fails, the row stays for next time
+            # The renditions, then the object, then the row: if a delete fails, the row stays
+            # and the next run deletes what is left. Renditions are never orphaned.
+            sha1 = sha1_of_image_key(key)
+            if sha1 is not None:
+                for width in RENDITION_WIDTHS:
+                    storage.delete(rendition_key(sha1=sha1, width=width))
+            storage.delete(key)
             row.delete()
     return "deleted"
 
@@ -231,3 +282,20 @@ def _is_referenced(key: str) -> bool:
         RunwayImage.objects.filter(storage_key=key).exists()
         or StreetSnapImage.objects.filter(storage_key=key).exists()
     )
+
+
+def stored_objects_renew(*, keys: Iterable[str]) -> set[str]:
+    """Renew ``keys`` as :func:`image_store` does, without putting anything; return the keys
+    that are still in storage (their row exists).
+
+    For a job that reuses objects an earlier attempt of it stored: renewed, they are too young
+    for the collector, and a key it deleted meanwhile is missing from the answer (to be stored
+    again). The final transaction's :func:`stored_objects_hold` checks once more.
+    """
+    wanted = set(keys)
+    if not wanted:
+        return set()
+    StoredObject.objects.filter(key__in=wanted, preexisting=False).update(
+        last_stored_at=timezone.now()
+    )
+    return set(StoredObject.objects.filter(key__in=wanted).values_list("key", flat=True))

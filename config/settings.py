@@ -6,6 +6,7 @@ ALLOWED_HOSTS, DATABASE_URL, REDIS_URL and a bucket; `manage.py check --deploy` 
 nothing. The README lists every variable.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -34,6 +35,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "django_rq",
+    "axes",
     "catalog",
     "ingest",
     "review",
@@ -41,6 +43,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Request id and request line first, so every line of a request carries the id; then the
+    # probes and /metrics, answered before the host check and the HTTPS redirect (config.ops).
+    "config.logs.RequestIdMiddleware",
+    "config.ops.OpsEndpointsMiddleware",
+    "config.metrics.ApiMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -49,6 +56,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: it turns a locked-out login into the lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -90,6 +99,18 @@ else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
+# Optional, defence in depth: the public API reads its views through a PostgreSQL role that
+# may SELECT the public_* views and nothing else (`manage.py create_public_role NAME`), so a
+# bug in the API cannot reach an unpublished row even by raw SQL. Unset: the default database.
+PUBLIC_DATABASE_URL = env.str("PUBLIC_DATABASE_URL", default="")
+if PUBLIC_DATABASE_URL:
+    DATABASES["public"] = env.db_url_config(PUBLIC_DATABASE_URL)
+    DATABASES["public"]["CONN_MAX_AGE"] = DATABASES["default"].get("CONN_MAX_AGE", 0)
+    DATABASES["public"]["CONN_HEALTH_CHECKS"] = True
+    # The same database seen through another role: tests use the default connection.
+    DATABASES["public"]["TEST"] = {"MIRROR": "default"}
+DATABASE_ROUTERS = ["config.routers.PublicApiRouter"]
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Jobs (rq through django-rq) ------------------------------------------------------------
@@ -111,7 +132,20 @@ RQ_QUEUES = {
     "maintenance": {"URL": _rq_url, "DEFAULT_TIMEOUT": 3600},
 }
 RQ_QUEUES.setdefault(INGEST_QUEUE, {"URL": _rq_url, "DEFAULT_TIMEOUT": INGEST_JOB_TIMEOUT})
-RQ = {"COMMIT_MODE": "on_db_commit"}
+# Seconds between the heartbeats a worker sends while it runs a job (rq's job monitoring
+# interval); reconcile takes a started job whose heartbeats stopped for 3 of them as lost.
+INGEST_WORKER_HEARTBEAT_SECONDS = env.int("INGEST_WORKER_HEARTBEAT_SECONDS", default=30)
+# The worker rides out a Redis outage instead of exiting (ingest.worker).
+RQ = {"COMMIT_MODE": "on_db_commit", "WORKER_CLASS": "ingest.worker.IngestWorker"}
+# Scheduled maintenance (`make scheduler` = `manage.py rqcron config.cron`): each a cron
+# string (UTC in the container) or a number of seconds between runs. See docs/operations.md.
+MAINTENANCE_QUEUE = env.str("MAINTENANCE_QUEUE", default="maintenance")
+RQ_QUEUES.setdefault(MAINTENANCE_QUEUE, {"URL": _rq_url, "DEFAULT_TIMEOUT": 3600})
+MAINTENANCE_RECONCILE_SCHEDULE = env.str("MAINTENANCE_RECONCILE_SCHEDULE", default="* * * * *")
+MAINTENANCE_PURGE_WEBHOOK_IDS_SCHEDULE = env.str(
+    "MAINTENANCE_PURGE_WEBHOOK_IDS_SCHEDULE", default="17 * * * *"
+)
+MAINTENANCE_GC_MEDIA_SCHEDULE = env.str("MAINTENANCE_GC_MEDIA_SCHEDULE", default="42 3 * * *")
 RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 
 # --- Cache ----------------------------------------------------------------------------------
@@ -173,6 +207,11 @@ STORAGES = {
 SERVE_MEDIA = env.bool("SERVE_MEDIA", default=not AWS_STORAGE_BUCKET_NAME)
 WHITENOISE_USE_FINDERS = DEBUG
 
+# --- Renditions ---------------------------------------------------------------------------
+# Each ingested album gets a follow-up job on the ingest queue that makes its images' WebP
+# renditions, placeholder and colour (catalog.rendering). Off: only `manage.py renditions`.
+RENDITIONS_AT_INGEST = env.bool("RENDITIONS_AT_INGEST", default=True)
+
 # --- Ingest -------------------------------------------------------------------------------
 # Secrets in the Standard Webhooks format (whsec_<base64>), comma-separated; several may be
 # active at once so crawlers can rotate.
@@ -189,9 +228,14 @@ INGEST_READ_TIMEOUT = env.float("INGEST_READ_TIMEOUT", default=10.0)
 INGEST_IMAGE_DEADLINE = env.float("INGEST_IMAGE_DEADLINE", default=30.0)
 INGEST_MAX_REDIRECTS = env.int("INGEST_MAX_REDIRECTS", default=3)
 INGEST_DOWNLOAD_WORKERS = env.int("INGEST_DOWNLOAD_WORKERS", default=8)
+# A transient failure of one image (timeout, 5xx, 429) is tried again inside the job: this many
+# tries in all, the first pause this long and doubled after it, within the download budget.
+# Then that image is an issue and the job goes on with the others.
+INGEST_IMAGE_TRIES = env.int("INGEST_IMAGE_TRIES", default=3)
+INGEST_IMAGE_RETRY_BACKOFF = env.float("INGEST_IMAGE_RETRY_BACKOFF", default=1.0)
 # Seconds one job may spend downloading its images, well inside INGEST_JOB_TIMEOUT (rq kills a
 # job at that limit; 500 images / 8 workers x a 30 s deadline could take 1875 s). Images not
-# downloaded in time are transient refusals: retried with the job while attempts remain.
+# downloaded in time are refused (issues of the job, which keeps the others).
 # The system check ingest.W002 says when INGEST_JOB_TIMEOUT leaves too little room around it.
 INGEST_DOWNLOAD_BUDGET = env.float("INGEST_DOWNLOAD_BUDGET", default=600.0)
 # Near-duplicate radius in bits; the one place its default lives. Measured with
@@ -205,6 +249,9 @@ INGEST_DUPLICATE_MAX_DISTANCE = env.int("INGEST_DUPLICATE_MAX_DISTANCE", default
 INGEST_RETRY_INTERVALS = [
     int(s) for s in env.list("INGEST_RETRY_INTERVALS", default=["30", "120", "600"])
 ]
+# Executions of one job that may die with their worker (SIGKILL, OOM, a native crash) before
+# the job fails as worker_died instead of being queued again forever.
+INGEST_MAX_LOST_EXECUTIONS = env.int("INGEST_MAX_LOST_EXECUTIONS", default=3)
 # `reconcile`: a job running longer than this is stale (far beyond INGEST_JOB_TIMEOUT); a queued
 # job that has not reached the queue this long after it was accepted is enqueued again.
 INGEST_STALE_AFTER_SECONDS = env.int("INGEST_STALE_AFTER_SECONDS", default=3600)
@@ -267,6 +314,25 @@ if env.bool("TRUST_X_FORWARDED_PROTO", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 X_FRAME_OPTIONS = "DENY"
 
+# --- Admin login lockout (django-axes) ------------------------------------------------------
+# After AXES_FAILURE_LIMIT failed logins for one username from one address, that pair is
+# refused for AXES_COOLOFF_MINUTES; a successful login resets its count. The address is the
+# one the API throttle uses (NUM_PROXIES), so behind a proxy each client counts for itself.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_MINUTES = env.int("AXES_COOLOFF_MINUTES", default=15)
+AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "config.ops.client_ip"
+AXES_COOLOFF_MESSAGE = (
+    f"Too many failed logins for this username from your address: logging in is locked for "
+    f"{AXES_COOLOFF_MINUTES} minutes. Try again later, or ask an administrator to unlock it."
+)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -279,10 +345,61 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# --- Logs -----------------------------------------------------------------------------------
+# LOG_FORMAT=json (the container's default): one JSON object per line, with the request id,
+# ingest job id and rq job id as fields (config.logs). plain: for a terminal (`make run`).
+LOG_FORMAT = env.str("LOG_FORMAT", default="plain")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"context": {"()": "config.logs.ContextFilter"}},
+    "formatters": {
+        "plain": {
+            "()": "config.logs.PlainFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
+        },
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+            "timestamp": False,
+        },
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "plain",
+            "filters": ["context"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # rq and django-rq install their own handlers unless told otherwise; one format for all.
+    "loggers": {
+        "rq": {"handlers": ["console"], "propagate": False},
+        "rq.worker": {"handlers": ["console"], "propagate": False},
+        # runserver's own access line ("GET / 200"): config.requests writes one already.
+        "django.server": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+        # django-axes announces its configuration at every start; lockouts stay WARNING.
+        "axes.apps": {"level": "WARNING"},
+    },
 }
+
+# --- Operations ------------------------------------------------------------------------------
+# /metrics answers only with `Authorization: Bearer <METRICS_TOKEN>`; unset = 404.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+
+# Errors to Sentry when SENTRY_DSN is set; unset, sentry_sdk is never imported.
+SENTRY_DSN = env.str("SENTRY_DSN", default="")
+if SENTRY_DSN:
+    import sentry_sdk
+    from sentry_sdk.integrations.django import DjangoIntegration
+    from sentry_sdk.integrations.rq import RqIntegration
+
+    sentry_sdk.init(
+        dsn=SENTRY_DSN,
+        integrations=[DjangoIntegration(), RqIntegration()],
+        environment=env.str("SENTRY_ENVIRONMENT", default="production"),
+        traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0),
+        # Editors' names and crawler payload ids stay out of Sentry.
+        send_default_pii=False,
+    )

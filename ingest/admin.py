@@ -68,7 +68,10 @@ class IngestJobAdmin(admin.ModelAdmin):
     actions = ["retry_jobs"]
     list_per_page = 50
     fieldsets = [
-        (None, {"fields": ["status", "reason", "error", "attempts", "record_link"]}),
+        (
+            None,
+            {"fields": ["status", "reason", "error", "attempts", "lost_executions", "record_link"]},
+        ),
         ("Submission", {"fields": ["kind", "source", "source_url", "webhook_id"]}),
         ("Report", {"fields": ["report_counts", "report_issues"]}),
         ("Payload", {"fields": ["payload_checksum", "payload_pretty"]}),
@@ -82,6 +85,7 @@ class IngestJobAdmin(admin.ModelAdmin):
         "reason",
         "error",
         "attempts",
+        "lost_executions",
         "record_link",
         "kind",
         "source",

@@ -5,7 +5,7 @@ near-duplicate distance the indexed lookup cannot serve is an error, not every j
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
-from ingest.auth import load_secrets
+from ingest.auth import SECRET_MIN_BYTES, load_secrets
 from ingest.hashing import band_probes
 
 
@@ -14,7 +14,12 @@ def check_ingest_secrets(app_configs, **kwargs):
     try:
         load_secrets(settings.INGEST_SECRETS)
     except ValueError as exc:
-        return [Error(str(exc), hint="Each secret is whsec_ followed by base64.", id="ingest.E001")]
+        hint = (
+            f"Each secret is whsec_ followed by the standard base64 of at least "
+            f"{SECRET_MIN_BYTES} random bytes, e.g. python -c 'import base64, os; "
+            f'print("whsec_" + base64.b64encode(os.urandom(24)).decode())\''
+        )
+        return [Error(str(exc), hint=hint, id="ingest.E001")]
     return []
 
 

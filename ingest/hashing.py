@@ -273,9 +273,41 @@ def _reduce(image: Image.Image) -> Image.Image:
         # already loaded (or has several tiles); the reduce() below then does the work instead.
         image.draft("L", (REDUCED_MIN_SIDE, REDUCED_MIN_SIDE))
     image.load()
-    gray = image.convert("L")
-    already = max(1, round(width / gray.width))
-    return gray.reduce(factor // already) if factor > already else gray
+    already = max(1, round(width / image.width))
+    return _gray_reduced(image, factor // already if factor > already else 1)
+
+
+# Strips of the decoded image are converted and reduced one at a time. A multiple of every
+# reduction factor, so no reduce() block straddles two strips.
+_STRIP_ROWS = 256
+# Modes of wide samples: PNG's 16-bit grayscale opens as I;16 (as I in older Pillows).
+_WIDE_MODES = frozenset({"I;16", "I;16B", "I;16L", "I;16N", "I"})
+
+
+def _gray_reduced(image: Image.Image, factor: int) -> Image.Image:
+    """``image`` in mode L reduced by ``factor``: convert("L") then reduce(factor), strip by strip.
+
+    The same pixels as converting the whole image first (convert works per pixel, and reduce's
+    blocks never cross a strip), without a second full-size copy of a big image in memory.
+    """
+    width, height = image.size
+    if height <= _STRIP_ROWS:
+        gray = _to_gray(image)
+        return gray.reduce(factor) if factor > 1 else gray
+    out = Image.new("L", (-(-width // factor), -(-height // factor)))
+    for top in range(0, height, _STRIP_ROWS):
+        gray = _to_gray(image.crop((0, top, width, min(top + _STRIP_ROWS, height))))
+        out.paste(gray.reduce(factor) if factor > 1 else gray, (0, top // factor))
+    return out
+
+
+def _to_gray(image: Image.Image) -> Image.Image:
+    if image.mode not in _WIDE_MODES:
+        return image.convert("L")
+    # Pillow's convert("L") clips wide samples at 255, so every 16-bit photo would hash as a
+    # white page. Keep the high byte instead, as Pillow does for 16-bit colour PNGs.
+    samples = np.asarray(image).astype(np.int64, copy=False)
+    return Image.fromarray((np.clip(samples, 0, 0xFFFF) >> 8).astype(np.uint8), mode="L")
 
 
 def _dct_hash(reduced: Image.Image) -> int:

@@ -31,6 +31,13 @@ class IngestJob(models.Model):
     reason = models.CharField(max_length=255, blank=True, default="")
     error = models.TextField(blank=True, default="")
     attempts = models.PositiveIntegerField(default=0)
+    # Executions that ended without a word (the worker was killed, or crashed natively) since
+    # the job was accepted or last retried by hand; at INGEST_MAX_LOST_EXECUTIONS the job fails
+    # as worker_died instead of being queued again forever.
+    lost_executions = models.PositiveIntegerField(default=0)
+    # Images an earlier attempt stored, by URL (storage key and analysis), so a job retried
+    # after a job-level error does not download them again.
+    downloaded = models.JSONField(default=dict, blank=True)
     report = models.JSONField(default=dict, blank=True)
     # The record this job created or reopened (at most one of the two).
     runway = models.ForeignKey(

@@ -11,13 +11,18 @@
    job; a unique violation there means another job won the race: skipped, never failed;
 7. the report: counts that add up and a capped list of per-image issues.
 
-Errors are sorted by whether trying again can help. Transient ones (timeouts, 5xx, storage,
-database connection, rq's job timeout) release the job and raise, so rq retries it with
-backoff; on the last attempt they end it instead: a per-image one becomes an issue (the
-survivors are kept), a job-level one fails it. Permanent ones never raise to rq.
+Errors are sorted by whether trying again can help, and by what they concern. A transient
+error of one image (a timeout, a 5xx) is retried inside the job, a few times with a short
+backoff within the download budget; then that image is an issue and the job goes on with the
+survivors, on its first attempt. Job-level transient errors (storage, database connection,
+rq's job timeout, or every image of the album failing transiently: the site is down) release
+the job and raise, so rq retries it with backoff; the images the attempt stored are kept on the
+job row and not downloaded again. On the last attempt they end the job instead, with a report
+of what was received, stored and refused. Permanent ones never raise to rq.
 """
 
 import copy
+import dataclasses
 import logging
 import threading
 import time
@@ -41,10 +46,18 @@ from rq.timeouts import BaseTimeoutException
 from catalog import selectors, services
 from catalog.models import Brand, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.models import Record as RecordBase
-from catalog.storage import image_store, stored_objects_hold
+from catalog.storage import image_store, stored_objects_hold, stored_objects_renew
+from ingest import joblog
 from ingest.errors import short
 from ingest.fetching import FetchError, FetchPolicy, fetch
-from ingest.hashing import AnalysedImage, ImageRefused, analyse_image, band_probes, hamming
+from ingest.hashing import (
+    PHASH_ALGORITHM,
+    AnalysedImage,
+    ImageRefused,
+    analyse_image,
+    band_probes,
+    hamming,
+)
 from ingest.models import IngestJob
 from ingest.report import Report
 from ingest.services import (
@@ -108,8 +121,10 @@ def run_job(job_id: int, *, final_attempt: bool) -> str:
         max_issues=settings.INGEST_REPORT_MAX_ISSUES,
         album_images=len(claim.payload.get("images", [])),
     )
+    # What this attempt stored, by URL: handed back with the job for the next attempt.
+    downloaded: dict[str, dict[str, Any]] = dict(claim.downloaded)
     try:
-        return _run(claim, report, final_attempt=final_attempt)
+        return _run(claim, report, downloaded, final_attempt=final_attempt)
     except Superseded:
         return _superseded(claim)
     except JobEnd as end:
@@ -122,13 +137,12 @@ def run_job(job_id: int, *, final_attempt: bool) -> str:
         if final_attempt:
             return _end(claim, JobEnd(Status.FAILED, transient.reason, transient.error), report)
         try:
-            ingest_job_release(claim=claim, error=transient.error)
+            _hand_back(claim, transient.error, downloaded)
         except Superseded:
             return _superseded(claim)  # another execution decides, and retries if need be
         except DatabaseError:
-            # A timeout can interrupt a query and leave the connection unusable. rq still
-            # retries on the original error; the row stays running and the retry's claim takes
-            # it over.
+            # The database is still unreachable. rq still retries on the original error; the
+            # row stays running and the retry's claim takes it over.
             logger.warning("ingest job %s: could not hand the job back", job_id, exc_info=True)
         raise
     except (OperationalError, InterfaceError) as exc:
@@ -138,9 +152,10 @@ def run_job(job_id: int, *, final_attempt: bool) -> str:
         error = f"database error: {short(exc, 300)}"
         try:
             if final_attempt:
+                _reconnect()
                 return _end(claim, JobEnd(Status.FAILED, "database_error", error), report)
-            ingest_job_release(claim=claim, error=error)
-        except (OperationalError, InterfaceError, Superseded):
+            _hand_back(claim, error, downloaded)
+        except (DatabaseError, Superseded):
             pass
         raise
     except Exception as exc:
@@ -149,6 +164,27 @@ def run_job(job_id: int, *, final_attempt: bool) -> str:
         logger.exception("ingest job %s failed unexpectedly", job_id)
         error = f"internal error: {type(exc).__name__}: {short(exc, 300)}"
         return _end(claim, JobEnd(Status.FAILED, "internal_error", error), report)
+
+
+def _hand_back(claim: Claim, error: str, downloaded: dict[str, dict[str, Any]]) -> None:
+    """Release the job for rq's retry, on a fresh connection if the error broke this one.
+
+    A job left running because its hand-back failed looks, to the next claim, like one whose
+    worker died; a dropped connection (a database restart, pg_terminate_backend) is usually
+    followed at once by a working one, so one reconnect avoids that.
+    """
+    try:
+        ingest_job_release(claim=claim, error=error, downloaded=downloaded)
+    except (OperationalError, InterfaceError):
+        _reconnect()
+        ingest_job_release(claim=claim, error=error, downloaded=downloaded)
+
+
+def _reconnect() -> None:
+    connection = connections[DEFAULT_DB_ALIAS]
+    if connection.in_atomic_block:
+        return  # a test's transaction: the connection is not ours to replace
+    connection.close()
 
 
 def _timed_out(exc: BaseTimeoutException) -> Transient:
@@ -186,25 +222,45 @@ def _finish(claim: Claim, end: JobEnd, report: Report) -> None:
     )
 
 
-def _run(claim: Claim, report: Report, *, final_attempt: bool) -> str:
+def _run(
+    claim: Claim,
+    report: Report,
+    downloaded: dict[str, dict[str, Any]],
+    *,
+    final_attempt: bool,
+) -> str:
     album = claim.payload
     kind = KINDS[claim.kind]
     # Steps 2 and 3: skips and unknown brands end here, before anything is downloaded.
     _plan(kind, album, claim.payload_checksum)
 
-    # Step 4.
-    outcomes = _download_all([image["url"] for image in album["images"]])
+    # Step 4. Images an earlier attempt stored are not downloaded again.
+    urls = [image["url"] for image in album["images"]]
+    earlier = _earlier_downloads(downloaded)
+    fresh = [url for url in dict.fromkeys(urls) if url not in earlier]
+    with joblog.phase("download"):
+        fetched = _download_all(fresh)
+    by_url: dict[str, Outcome] = {**earlier, **dict(zip(fresh, fetched, strict=True))}
+    outcomes = [by_url[url] for url in urls]
+    downloaded.clear()
+    downloaded.update(
+        {url: _as_progress(o) for url, o in by_url.items() if isinstance(o, Downloaded)}
+    )
+    # The report counts what this attempt got, even if a storage error ends the job below.
+    stored = _classify(album, outcomes, report)
     storage_failures = [o for o in outcomes if isinstance(o, StorageFailure)]
     if storage_failures:
         raise Transient("storage_error", f"storage error: {storage_failures[0].error}")
     transient = [o for o in outcomes if isinstance(o, Refusal) and o.transient]
-    if transient and not final_attempt:
+    if not stored and transient and not final_attempt:
+        # Not one image came through, some of them transiently: the site is down, not its
+        # images, and a retry of the whole job in a while is what can help.
         first = album["images"][outcomes.index(transient[0])]["url"]
         raise Transient(
             "transient_error",
-            f"{len(transient)} image(s) failed transiently, first {first}: {transient[0].reason}",
+            f"all {len(outcomes)} images failed, {len(transient)} transiently, first {first}: "
+            f"{transient[0].reason}",
         )
-    stored = _classify(album, outcomes, report)
     if not stored:
         raise JobEnd(
             Status.FAILED,
@@ -214,7 +270,8 @@ def _run(claim: Claim, report: Report, *, final_attempt: bool) -> str:
 
     # Steps 5 and 6.
     try:
-        return _write(claim, kind, album, stored, report)
+        with joblog.phase("write"):
+            return _write(claim, kind, album, stored, report, downloaded)
     except LostRace as lost:
         winner = _race_winner(kind, album, lost.plan)
         raise JobEnd(Status.SKIPPED, "lost_race", record=winner) from None
@@ -319,6 +376,32 @@ class StorageFailure:
 type Outcome = Downloaded | Refusal | StorageFailure
 
 
+def _as_progress(downloaded: Downloaded) -> dict[str, Any]:
+    return {"storage_key": downloaded.storage_key, **dataclasses.asdict(downloaded.analysed)}
+
+
+def _earlier_downloads(progress: dict[str, dict[str, Any]]) -> dict[str, Outcome]:
+    """The images an earlier attempt stored whose objects are still there (renewed for the GC).
+
+    An entry of another hash algorithm, or one this code no longer reads, is downloaded again.
+    """
+    analysed: dict[str, tuple[str, AnalysedImage]] = {}
+    for url, entry in progress.items():
+        fields = {k: v for k, v in entry.items() if k != "storage_key"}
+        if fields.get("phash_algorithm") != PHASH_ALGORITHM:
+            continue
+        try:
+            analysed[url] = (entry["storage_key"], AnalysedImage(**fields))
+        except (KeyError, TypeError):
+            continue
+    present = stored_objects_renew(keys=[key for key, _ in analysed.values()])
+    return {
+        url: Downloaded(analysed=image, storage_key=key)
+        for url, (key, image) in analysed.items()
+        if key in present
+    }
+
+
 def fetch_policy() -> FetchPolicy:
     return FetchPolicy(
         allowed_hosts=frozenset(h.strip().lower() for h in settings.INGEST_FETCH_ALLOWED_HOSTS),
@@ -354,6 +437,21 @@ class DownloadBudget:
         return f"the job's download budget of {self.seconds:g}s ran out"
 
 
+@dataclass(frozen=True)
+class ImageRetry:
+    """How often a transient failure of one image is tried again inside the job."""
+
+    tries: int  # in all, the first included
+    backoff: float  # seconds before the second try, doubled before each further one
+
+    @classmethod
+    def from_settings(cls) -> "ImageRetry":
+        return cls(
+            tries=max(1, settings.INGEST_IMAGE_TRIES),
+            backoff=max(0.0, settings.INGEST_IMAGE_RETRY_BACKOFF),
+        )
+
+
 def _download_all(urls: list[str]) -> list[Outcome]:
     """One outcome per URL, in order. Each distinct URL is fetched once; at most
     INGEST_DOWNLOAD_WORKERS at a time, so one album cannot flood a site or the worker; and all
@@ -367,6 +465,7 @@ def _download_all(urls: list[str]) -> list[Outcome]:
     policy = fetch_policy()
     max_pixels = settings.INGEST_MAX_IMAGE_PIXELS
     budget = DownloadBudget.start(settings.INGEST_DOWNLOAD_BUDGET)
+    retry = ImageRetry.from_settings()
     distinct = list(dict.fromkeys(urls))
     workers = max(1, min(settings.INGEST_DOWNLOAD_WORKERS, len(distinct)))
     todo = iter(distinct)
@@ -381,7 +480,7 @@ def _download_all(urls: list[str]) -> list[Outcome]:
                 url = next(todo, None)
             if url is None:
                 return
-            results[url] = _download_one(url, policy, max_pixels, budget, db_lock)
+            results[url] = _download_tries(url, policy, max_pixels, budget, db_lock, retry, stop)
 
     connection.inc_thread_sharing()
     try:
@@ -398,6 +497,29 @@ def _download_all(urls: list[str]) -> list[Outcome]:
     finally:
         connection.dec_thread_sharing()
     return [results[url] for url in urls]
+
+
+def _download_tries(
+    url: str,
+    policy: FetchPolicy,
+    max_pixels: int,
+    budget: DownloadBudget,
+    db_lock: threading.Lock,
+    retry: ImageRetry,
+    stop: threading.Event,
+) -> Outcome:
+    """One image, tried again after a transient failure while tries and the budget last."""
+    pause = retry.backoff
+    for attempt in range(1, retry.tries + 1):
+        outcome = _download_one(url, policy, max_pixels, budget, db_lock)
+        if not (isinstance(outcome, Refusal) and outcome.transient):
+            return outcome
+        if attempt == retry.tries or budget.remaining() <= pause or stop.wait(pause):
+            break
+        pause *= 2
+    if attempt > 1:
+        return Refusal(f"{outcome.reason} ({attempt} tries)", transient=True)
+    return outcome
 
 
 def _download_one(
@@ -451,7 +573,10 @@ def _classify(album: dict[str, Any], outcomes: list[Outcome], report: Report) ->
         if isinstance(outcome, Refusal):
             report.image_refused(index=index, url=url, reason=outcome.reason)
             continue
-        assert isinstance(outcome, Downloaded)  # noqa: S101 - storage failures raised earlier
+        if isinstance(outcome, StorageFailure):
+            # The job is retried (or fails) on it; its report still says what happened.
+            report.image_refused(index=index, url=url, reason=f"storage error: {outcome.error}")
+            continue
         first = first_by_sha1.get(outcome.analysed.sha1)
         if first is not None:
             report.image_repeated(index=index, url=url, first_index=first.index)
@@ -473,6 +598,7 @@ def _write(
     album: dict[str, Any],
     stored: list[StoredImage],
     report: Report,
+    downloaded: dict[str, dict[str, Any]],
 ) -> str:
     # Near-duplicate notes go to a copy: if the transaction rolls back (a lost race), the job's
     # report must not count flags that were never written.
@@ -485,6 +611,9 @@ def _write(
         # at; one already gone (a job that ran longer than the GC's grace) must be stored again.
         missing = stored_objects_hold(keys=[item.image.storage_key for item in stored])
         if missing:
+            for url, entry in list(downloaded.items()):
+                if entry["storage_key"] in missing:
+                    del downloaded[url]  # to be downloaded and stored again
             raise Transient(
                 "storage_error",
                 f"{len(missing)} stored image(s) were deleted by gc_media before this job wrote "

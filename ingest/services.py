@@ -10,12 +10,12 @@ finish it, so at most one execution's result is ever committed.
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -73,7 +73,9 @@ def ingest_job_accept(*, webhook_id: str, album: dict[str, Any]) -> IngestJob:
             payload_checksum=content_checksum(album),
             webhook_id=webhook_id,
         )
-        transaction.on_commit(partial(ingest_job_enqueue, job_id=job.pk))
+        # robust: nothing after the commit may turn the crawler's 202 into an error; a job
+        # that was not handed over is reconcile's (ingest_job_enqueue itself never raises).
+        transaction.on_commit(partial(ingest_job_enqueue, job_id=job.pk), robust=True)
     return job
 
 
@@ -113,15 +115,64 @@ def ingest_job_enqueue(*, job_id: int) -> bool:
         except RedisError:
             logger.warning("ingest job %s: Redis unavailable; reconcile will enqueue it", job_id)
             return False
-        IngestJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
+        _mark_enqueued(job_id)
     else:
         from ingest import inline
 
         # Marked first: once submitted, the job's own writes start at once, and on SQLite two
         # writers contend for the one database lock.
-        IngestJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
+        _mark_enqueued(job_id)
         inline.submit(job_id)
     return True
+
+
+def renditions_enqueue(*, kind: str, record_id: int) -> bool:
+    """Hand the renditions of one album to a worker: the `ingest` rq queue (retried with
+    backoff on storage errors), or the in-process runner in the embedded mode. Returns whether
+    it was handed over; never raises: an album whose renditions never ran is shown with its
+    originals, and `manage.py renditions` makes them later.
+
+    A follow-up job rather than a step of the ingest job: bench/renditions.py measured the
+    album reaching the review queue about as fast as without renditions this way, where
+    rendering inside the job would delay it by the whole album's rendering time (README,
+    "Renditions").
+    """
+    if not settings.RENDITIONS_AT_INGEST:
+        return False
+    if settings.REDIS_URL:
+        from django_rq import get_queue
+        from redis.exceptions import RedisError
+        from rq import Retry
+
+        from ingest.tasks import run_renditions
+
+        intervals = settings.INGEST_RETRY_INTERVALS
+        try:
+            get_queue(settings.INGEST_QUEUE, commit_mode="auto").enqueue(
+                run_renditions,
+                kind,
+                record_id,
+                retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
+                job_timeout=settings.INGEST_JOB_TIMEOUT,
+                description=f"renditions of {kind} {record_id}",
+            )
+        except RedisError:
+            logger.warning("renditions of %s %s: Redis unavailable; not enqueued", kind, record_id)
+            return False
+    else:
+        from ingest import inline
+
+        inline.submit_renditions(kind, record_id)
+    return True
+
+
+def _mark_enqueued(job_id: int) -> None:
+    # The job is on its way whether or not this is recorded: a row without enqueued_at only
+    # makes reconcile enqueue it once more later (the same rq id: replaced, not doubled).
+    try:
+        IngestJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
+    except DatabaseError:
+        logger.warning("ingest job %s: could not record the enqueue", job_id, exc_info=True)
 
 
 # --- The worker's transitions ----------------------------------------------------------------
@@ -136,6 +187,8 @@ class Claim:
     kind: str
     payload: dict[str, Any]
     payload_checksum: str
+    # Images an earlier attempt stored (IngestJob.downloaded).
+    downloaded: dict[str, Any] = field(default_factory=dict)
 
 
 class Superseded(Exception):
@@ -148,24 +201,69 @@ def ingest_job_claim(*, job_id: int) -> Claim | None:
     A finished job is a no-op: rq may deliver a job twice (a retry racing a reconcile), and a
     job is idempotent. A job found running is taken over: only a dead or superseded execution
     leaves it so (an rq retry after its worker died, or after it raised with the database
-    gone); the old execution, if it still breathes, loses the fence at its next write.
+    gone); the old execution, if it still breathes, loses the fence at its next write. That
+    counts as a lost execution: a job that keeps killing its worker (a native crash, the OOM
+    killer) ends ``failed``/``worker_died`` instead of being run forever.
     """
     with transaction.atomic():
         job = IngestJob.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.status in FINISHED:
             return None
+        if job.status == IngestJob.Status.RUNNING:
+            job.lost_executions += 1
+            if _lost_too_often(job, since=job.started_at):
+                return None
         job.status = IngestJob.Status.RUNNING
         job.attempts += 1
         job.started_at = timezone.now()
         job.finished_at = None
-        job.save(update_fields=["status", "attempts", "started_at", "finished_at", "updated_at"])
+        job.save(
+            update_fields=[
+                "status",
+                "attempts",
+                "lost_executions",
+                "started_at",
+                "finished_at",
+                "updated_at",
+            ]
+        )
     return Claim(
         job_id=job.pk,
         attempt=job.attempts,
         kind=job.kind,
         payload=job.payload,
         payload_checksum=job.payload_checksum,
+        downloaded=job.downloaded or {},
     )
+
+
+def _lost_too_often(job: IngestJob, *, since: datetime | None) -> bool:
+    """Fail ``job`` (locked) as worker_died if its lost executions reached the bound."""
+    if job.lost_executions < settings.INGEST_MAX_LOST_EXECUTIONS:
+        return False  # the caller saves the count with its own change
+    started = f", the last one started {since:%Y-%m-%d %H:%M:%S} UTC" if since else ""
+    job.status = IngestJob.Status.FAILED
+    job.reason = "worker_died"
+    job.error = (
+        f"The worker running this job died {job.lost_executions} times (killed, out of memory "
+        f"or a crash{started}), so it is not run again: an album that kills its worker would "
+        "otherwise be retried forever. Look at the workers' logs, then retry it here."
+    )
+    job.enqueued_at = None
+    job.finished_at = timezone.now()
+    job.save(
+        update_fields=[
+            "status",
+            "reason",
+            "error",
+            "lost_executions",
+            "enqueued_at",
+            "finished_at",
+            "updated_at",
+        ]
+    )
+    logger.error("ingest job %s: %s", job.pk, job.error)
+    return True
 
 
 def ingest_job_lock_claimed(*, claim: Claim) -> IngestJob:
@@ -214,15 +312,27 @@ def ingest_job_finish(
                 "updated_at",
             ]
         )
+        record = runway or street_snap
+        if status == IngestJob.Status.SUCCEEDED and record is not None:
+            # After the commit: the follow-up job must find the image rows.
+            kind = IngestJob.Kind.RUNWAY if runway is not None else IngestJob.Kind.STREET
+            transaction.on_commit(partial(renditions_enqueue, kind=str(kind), record_id=record.pk))
 
 
-def ingest_job_release(*, claim: Claim, error: str) -> None:
-    """Hand a job back to the queue for rq's retry after a transient error."""
+def ingest_job_release(
+    *, claim: Claim, error: str, downloaded: dict[str, Any] | None = None
+) -> None:
+    """Hand a job back to the queue for rq's retry after a transient error, with the images
+    this attempt stored (``downloaded``), which the retry then does not download again."""
     with transaction.atomic():
         job = ingest_job_lock_claimed(claim=claim)
         job.status = IngestJob.Status.QUEUED
         job.error = f"attempt {claim.attempt}: {error} (will retry)"
-        job.save(update_fields=["status", "error", "updated_at"])
+        fields = ["status", "error", "updated_at"]
+        if downloaded is not None:
+            job.downloaded = downloaded
+            fields.append("downloaded")
+        job.save(update_fields=fields)
 
 
 # --- Admin -----------------------------------------------------------------------------------
@@ -230,7 +340,9 @@ def ingest_job_release(*, claim: Claim, error: str) -> None:
 
 def ingest_job_retry(*, job_id: int) -> IngestJob:
     """Queue a failed or stale job again (an editor added the missing brand alias, a site came
-    back). Same enqueue path as the endpoint. The attempts counter keeps counting."""
+    back). Same enqueue path as the endpoint. The attempts counter keeps counting; the lost
+    executions start again from 0 (someone looked), and so do the downloads (the hashing may
+    have changed since)."""
     with transaction.atomic():
         job = IngestJob.objects.select_for_update().get(pk=job_id)
         if job.status not in RETRYABLE:
@@ -241,6 +353,8 @@ def ingest_job_retry(*, job_id: int) -> IngestJob:
         job.reason = ""
         job.error = ""
         job.report = {}
+        job.lost_executions = 0
+        job.downloaded = {}
         job.enqueued_at = None
         job.started_at = None
         job.finished_at = None
@@ -250,13 +364,15 @@ def ingest_job_retry(*, job_id: int) -> IngestJob:
                 "reason",
                 "error",
                 "report",
+                "lost_executions",
+                "downloaded",
                 "enqueued_at",
                 "started_at",
                 "finished_at",
                 "updated_at",
             ]
         )
-        transaction.on_commit(partial(ingest_job_enqueue, job_id=job.pk))
+        transaction.on_commit(partial(ingest_job_enqueue, job_id=job.pk), robust=True)
     return job
 
 
@@ -268,37 +384,40 @@ class ReconcileResult:
     stale: list[int] = field(default_factory=list)
     enqueued: list[int] = field(default_factory=list)
     not_enqueued: list[int] = field(default_factory=list)
+    # Failed as worker_died: their executions were lost INGEST_MAX_LOST_EXECUTIONS times.
+    worker_died: list[int] = field(default_factory=list)
 
 
 def ingest_jobs_reconcile(*, now: datetime | None = None) -> ReconcileResult:
     """Make sure every accepted job gets run: the durability half of "accepted means durable".
 
-    1. A job running longer than INGEST_STALE_AFTER_SECONDS (far beyond the rq job timeout)
-       lost its worker: it is marked stale and queued again.
+    1. A running job lost its worker when it has run longer than INGEST_STALE_AFTER_SECONDS
+       (far beyond the rq job timeout), or, with Redis, when its rq job is no longer alive:
+       gone, ended, or started on a worker that stopped sending heartbeats (killed). It is
+       marked stale and queued again; the execution counts as lost, and a job that lost
+       INGEST_MAX_LOST_EXECUTIONS of them fails as worker_died instead.
     2. A queued or stale job that is not on the queue - it never reached Redis (down at
-       accept time), or Redis lost it (a restart without persistence) - is enqueued again.
-       Jobs younger than INGEST_RECONCILE_GRACE_SECONDS are left alone: their on-commit
-       enqueue may still be under way.
+       accept time), Redis lost it (a restart without persistence), or a worker took it and
+       died before the pipeline claimed it - is enqueued again. Jobs younger than
+       INGEST_RECONCILE_GRACE_SECONDS are left alone: their on-commit enqueue may still be
+       under way.
     """
     now = now or timezone.now()
     result = ReconcileResult()
     stale_before = now - timedelta(seconds=settings.INGEST_STALE_AFTER_SECONDS)
     grace_before = now - timedelta(seconds=settings.INGEST_RECONCILE_GRACE_SECONDS)
 
-    with transaction.atomic():
-        running = IngestJob.objects.select_for_update(skip_locked=True).filter(
-            status=IngestJob.Status.RUNNING, started_at__lt=stale_before
-        )
-        for job in running:
-            job.status = IngestJob.Status.STALE
-            since = f"{job.started_at:%Y-%m-%d %H:%M:%S} UTC"
-            job.error = (
-                f"attempt {job.attempts} reclaimed: running since {since}, "
-                f"longer than {settings.INGEST_STALE_AFTER_SECONDS}s"
-            )
-            job.enqueued_at = None
-            job.save(update_fields=["status", "error", "enqueued_at", "updated_at"])
-            result.stale.append(job.pk)
+    running = IngestJob.objects.filter(status=IngestJob.Status.RUNNING)
+    timed_out = set(running.filter(started_at__lt=stale_before).values_list("pk", flat=True))
+    abandoned: set[int] = set()
+    if settings.REDIS_URL:
+        recent = running.filter(started_at__lt=grace_before).exclude(pk__in=timed_out)
+        # Redis unreachable: nothing can be judged abandoned (the enqueues below fail too).
+        abandoned = {
+            pk for pk in recent.values_list("pk", flat=True) if not _rq_job_alive(pk, unknown=True)
+        }
+    if timed_out or abandoned:
+        _reclaim(timed_out | abandoned, timed_out, result)
 
     waiting = IngestJob.objects.filter(
         status__in=[IngestJob.Status.QUEUED, IngestJob.Status.STALE]
@@ -317,26 +436,86 @@ def ingest_jobs_reconcile(*, now: datetime | None = None) -> ReconcileResult:
     return result
 
 
+def _reclaim(job_ids: set[int], timed_out: set[int], result: ReconcileResult) -> None:
+    with transaction.atomic():
+        # Still running (skip_locked: a job finishing right now holds its row and is no
+        # candidate); the attempt's own fence stops its execution if it still breathes.
+        running = IngestJob.objects.select_for_update(skip_locked=True).filter(
+            pk__in=job_ids, status=IngestJob.Status.RUNNING
+        )
+        for job in running.order_by("pk"):
+            job.lost_executions += 1
+            if _lost_too_often(job, since=job.started_at):
+                result.worker_died.append(job.pk)
+                continue
+            job.status = IngestJob.Status.STALE
+            since = f"{job.started_at:%Y-%m-%d %H:%M:%S} UTC"
+            if job.pk in timed_out:
+                why = f"longer than {settings.INGEST_STALE_AFTER_SECONDS}s"
+            else:
+                why = "but its worker is gone (no rq job alive)"
+            job.error = f"attempt {job.attempts} reclaimed: running since {since}, {why}"
+            job.enqueued_at = None
+            job.save(
+                update_fields=["status", "error", "lost_executions", "enqueued_at", "updated_at"]
+            )
+            result.stale.append(job.pk)
+
+
 def _still_on_queue(job_id: int, enqueued_at: datetime, stale_before: datetime) -> bool:
     if not settings.REDIS_URL:
         # In-process jobs live in the memory of the process that accepted them; one queued
         # for longer than a job may run has lost that process.
         return enqueued_at >= stale_before
+    return _rq_job_alive(job_id, unknown=False)
+
+
+def _rq_job_alive(job_id: int, *, unknown: bool) -> bool:
+    """Whether the job's rq job will still run or is running: waiting on the queue (or for a
+    retry), or started on a worker that is alive.
+
+    A worker killed outright (SIGKILL, OOM, a lost node) leaves its job STARTED; rq's own
+    cleanup notices only at its next maintenance run (about 10 minutes). Its heartbeats stop
+    at once, though: a started job whose worker's key expired, or whose last heartbeat is older
+    than 3 x INGEST_WORKER_HEARTBEAT_SECONDS (the interval the workers send them at), is dead.
+    ``unknown`` is the answer when Redis cannot be asked.
+    """
+    from redis.exceptions import RedisError
+
+    try:
+        return _rq_job_alive_in_redis(job_id)
+    except RedisError:
+        logger.warning("reconcile: Redis unavailable asking about ingest job %s", job_id)
+        return unknown
+
+
+def _rq_job_alive_in_redis(job_id: int) -> bool:
     from django_rq import get_queue
     from rq.exceptions import NoSuchJobError
     from rq.job import Job, JobStatus
+    from rq.worker import Worker
 
     connection = get_queue(settings.INGEST_QUEUE).connection
     try:
         rq_job = Job.fetch(rq_job_id(job_id), connection=connection)
     except NoSuchJobError:
         return False
-    return rq_job.get_status() in {
-        JobStatus.QUEUED,
-        JobStatus.STARTED,
-        JobStatus.SCHEDULED,
-        JobStatus.DEFERRED,
-    }
+    status = rq_job.get_status()
+    if status in {JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED}:
+        return True
+    if status != JobStatus.STARTED:
+        return False
+    if rq_job.worker_name and not connection.exists(
+        f"{Worker.redis_worker_namespace_prefix}{rq_job.worker_name}"
+    ):
+        return False
+    heartbeat = rq_job.last_heartbeat or rq_job.started_at
+    if heartbeat is None:
+        return True  # nothing to judge by: rq's own cleanup decides
+    if heartbeat.tzinfo is None:
+        heartbeat = heartbeat.replace(tzinfo=UTC)
+    silent = (datetime.now(tz=UTC) - heartbeat).total_seconds()
+    return silent <= 3 * settings.INGEST_WORKER_HEARTBEAT_SECONDS
 
 
 def webhook_ids_purge(*, now: datetime | None = None) -> int:

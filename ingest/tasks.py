@@ -1,9 +1,16 @@
 """rq entry points: thin, ids only (the job row holds everything else)."""
 
+import logging
+from datetime import UTC, datetime
+
 from django.db import close_old_connections, connections
 from rq import get_current_job
 
-from ingest import pipeline
+from catalog import rendering
+from ingest import joblog, pipeline
+from ingest.services import ingest_jobs_reconcile, media_gc, webhook_ids_purge
+
+logger = logging.getLogger(__name__)
 
 
 def run_ingest_job(job_id: int) -> str:
@@ -19,6 +26,92 @@ def run_ingest_job(job_id: int) -> str:
         # rq counts the retries left of the current execution; none left (or no rq retry
         # configured) means a transient error must end the job now instead of raising.
         final_attempt = rq_job is None or not rq_job.retries_left
-        return pipeline.run_job(job_id, final_attempt=final_attempt)
+        queued_at = rq_job.enqueued_at if rq_job is not None else None
+        if queued_at is not None and queued_at.tzinfo is None:
+            queued_at = queued_at.replace(tzinfo=UTC)  # older rq stores naive UTC
+        return joblog.job_run(
+            job_id,
+            lambda: pipeline.run_job(job_id, final_attempt=final_attempt),
+            rq_job_id=rq_job.id if rq_job is not None else None,
+            queue_wait=(datetime.now(UTC) - queued_at).total_seconds() if queued_at else None,
+        )
     finally:
         connections.close_all()
+
+
+def run_renditions(kind: str, record_id: int) -> str:
+    """Make the renditions of one album's images (the follow-up of its ingest job).
+
+    A storage error raises while rq has retries left (rendering.Transient), so rq retries
+    with backoff; the images already done are skipped then. On the last attempt the images
+    still failing are marked failed, and the album is shown with their originals.
+    """
+    close_old_connections()
+    try:
+        rq_job = get_current_job()
+        final_attempt = rq_job is None or not rq_job.retries_left
+        tally = rendering.record_renditions_make(
+            kind=kind, record_id=record_id, final_attempt=final_attempt
+        )
+        return (
+            f"done {tally.done}, skipped {tally.skipped}, original missing {tally.missing}, "
+            f"failed {tally.failed}"
+        )
+    finally:
+        connections.close_all()
+
+
+# --- Maintenance (the `maintenance` queue; config/cron.py schedules them) -----------------------
+# Each is idempotent, so two schedulers enqueuing the same run by mistake do no harm.
+
+
+def reconcile() -> str:
+    close_old_connections()
+    try:
+        result = ingest_jobs_reconcile()
+        summary = (
+            f"stale {len(result.stale)}, failed as worker_died {len(result.worker_died)}, "
+            f"enqueued {len(result.enqueued)}, not enqueued {len(result.not_enqueued)}"
+        )
+        logger.info("reconcile: %s", summary)
+        return summary
+    finally:
+        connections.close_all()
+
+
+def purge_webhook_ids() -> str:
+    close_old_connections()
+    try:
+        deleted = webhook_ids_purge()
+        logger.info("purge_webhook_ids: purged %s", deleted)
+        return f"purged {deleted}"
+    finally:
+        connections.close_all()
+
+
+def gc_media() -> str:
+    """Collect unreferenced media, one run at a time across every worker.
+
+    Every deletion is safe on its own (catalog.storage locks and re-checks each row), but two
+    runs at once would walk the same rows twice and double the storage calls: the second run
+    skips while the first holds the lock. The lock expires by itself should a worker die.
+    """
+    rq_job = get_current_job()
+    lock = None
+    if rq_job is not None:
+        # Keyed by the queue, so every scheduler's runs (one queue) share one lock.
+        lock = rq_job.connection.lock(
+            f"archive:lock:gc_media:{rq_job.origin}", timeout=6 * 3600, blocking=False
+        )
+        if not lock.acquire():
+            logger.info("gc_media: another run holds the lock; skipped")
+            return "skipped: another gc_media is running"
+    close_old_connections()
+    try:
+        result = media_gc()
+        logger.info("gc_media: deleted %s of %s tracked", len(result.deleted), result.tracked)
+        return f"deleted {len(result.deleted)}"
+    finally:
+        connections.close_all()
+        if lock is not None:
+            lock.release()

@@ -68,6 +68,10 @@ class PublicRunwayImage(models.Model):
     mime_type = models.CharField(max_length=64)
     sort_order = models.IntegerField()
     look_index = models.IntegerField()
+    # [{"width", "height", "key"}, ...], ascending width; only renditions that are stored.
+    renditions = models.JSONField()
+    placeholder = models.CharField(max_length=64)  # ThumbHash, base64; '' for none yet
+    color = models.CharField(max_length=7)  # '#rrggbb'; '' for none yet
 
     class Meta:
         managed = False
@@ -117,6 +121,10 @@ class PublicStreetSnapImage(models.Model):
     parent = models.ForeignKey(
         "self", null=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
     )
+    # [{"width", "height", "key"}, ...], ascending width; only renditions that are stored.
+    renditions = models.JSONField()
+    placeholder = models.CharField(max_length=64)  # ThumbHash, base64; '' for none yet
+    color = models.CharField(max_length=7)  # '#rrggbb'; '' for none yet
 
     class Meta:
         managed = False

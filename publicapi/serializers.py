@@ -40,14 +40,39 @@ class ImageURLField(serializers.Field):
         super().__init__(**kwargs)
 
     def to_representation(self, value: str) -> str:
-        return image_url(value, self.context.get("request"))
+        return absolute_url(value, self.context.get("request"))
 
 
-def image_url(storage_key: str, request) -> str:
-    url = default_storage.url(storage_key)
+def absolute_url(key: str, request) -> str:
+    url = default_storage.url(key)
     if request is not None and not urlsplit(url).netloc:
         url = request.build_absolute_uri(url)
     return url
+
+
+class RenditionSerializer(serializers.Serializer):
+    width = serializers.IntegerField(read_only=True, help_text="Pixels: 400 or 1200.")
+    height = serializers.IntegerField(read_only=True, help_text="Pixels, keeping the aspect.")
+    url = serializers.URLField(read_only=True, help_text="Absolute URL of the WebP file.")
+
+
+def image_fields(image, request) -> dict:
+    """What every image object shows (ImageSerializer's fields), rendered directly."""
+    renditions = [
+        {"width": r["width"], "height": r["height"], "url": absolute_url(r["key"], request)}
+        for r in sorted(image.renditions or [], key=lambda r: r["width"])
+    ]
+    return {
+        "id": image.id,
+        "url": absolute_url(image.storage_key, request),
+        "width": image.width,
+        "height": image.height,
+        "mime_type": image.mime_type,
+        "renditions": renditions,
+        "srcset": ", ".join(f"{r['url']} {r['width']}w" for r in renditions),
+        "placeholder": image.placeholder or None,
+        "color": image.color or None,
+    }
 
 
 _DATETIME = serializers.DateTimeField()
@@ -94,24 +119,72 @@ class ImageSerializer(DirectRendering, serializers.ModelSerializer):
     url = ImageURLField(
         source="storage_key", help_text="Absolute URL of the image file, ready for `<img src>`."
     )
+    renditions = serializers.SerializerMethodField(
+        help_text="WebP copies at fixed widths (400, 1200), ascending width; only those that "
+        "exist: an image narrower than a width has none of it, and an image whose renditions "
+        "are not made yet has none at all (use `url`)."
+    )
+    srcset = serializers.SerializerMethodField(
+        help_text="The renditions as an `<img srcset>` value (`<url> 400w, <url> 1200w`); empty "
+        "when there are none."
+    )
+    placeholder = serializers.SerializerMethodField(
+        help_text="A ThumbHash of the picture (base64) to show while it loads; null if none yet."
+    )
+    color = serializers.SerializerMethodField(
+        help_text="The picture's average colour, `#rrggbb`; null if none yet."
+    )
 
     class Meta:
-        fields = ["id", "url", "width", "height", "mime_type"]
+        fields = [
+            "id",
+            "url",
+            "width",
+            "height",
+            "mime_type",
+            "renditions",
+            "srcset",
+            "placeholder",
+            "color",
+        ]
         read_only_fields = fields
         extra_kwargs = IMAGE_TEXTS
+
+    def _renditions(self, image) -> list[dict]:
+        # One image object is rendered once per field; compute its URLs once.
+        cached = getattr(image, "_public_renditions", None)
+        if cached is None:
+            request = self.context.get("request")
+            cached = [
+                {"width": r["width"], "height": r["height"], "url": absolute_url(r["key"], request)}
+                for r in sorted(image.renditions or [], key=lambda r: r["width"])
+            ]
+            image._public_renditions = cached
+        return cached
+
+    @extend_schema_field(RenditionSerializer(many=True))
+    def get_renditions(self, image) -> list[dict]:
+        return self._renditions(image)
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_srcset(self, image) -> str:
+        return ", ".join(f"{r['url']} {r['width']}w" for r in self._renditions(image))
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_placeholder(self, image) -> str | None:
+        return image.placeholder or None
+
+    @extend_schema_field(
+        {"type": "string", "nullable": True, "pattern": "^#[0-9a-f]{6}$", "example": "#a0856c"}
+    )
+    def get_color(self, image) -> str | None:
+        return image.color or None
 
 
 class RunwayImageSerializer(ImageSerializer):
     @staticmethod
     def render(image, request) -> dict:
-        return {
-            "id": image.id,
-            "url": image_url(image.storage_key, request),
-            "width": image.width,
-            "height": image.height,
-            "mime_type": image.mime_type,
-            "look_index": image.look_index,
-        }
+        return {**image_fields(image, request), "look_index": image.look_index}
 
     class Meta(ImageSerializer.Meta):
         model = PublicRunwayImage
@@ -137,11 +210,7 @@ class StreetSnapImageSerializer(ImageSerializer):
     @staticmethod
     def render(image, request) -> dict:
         return {
-            "id": image.id,
-            "url": image_url(image.storage_key, request),
-            "width": image.width,
-            "height": image.height,
-            "mime_type": image.mime_type,
+            **image_fields(image, request),
             "is_detail": image.is_detail,
             "parent": image.parent_id,
         }

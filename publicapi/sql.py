@@ -116,6 +116,36 @@ VIEWS_V2 = [
     VIEWS_V1[4],
 ]
 
+# V3: each image's renditions (JSON: [{"width", "height", "key"}, ...]), ThumbHash placeholder
+# and average colour (catalog.rendering writes them after the objects are stored). Visibility
+# rules unchanged.
+VIEWS_V3 = [
+    VIEWS_V2[0],
+    """
+    CREATE VIEW public_brand_runway_images AS
+    SELECT i.id, i.runway_id, i.storage_key, i.width, i.height, i.mime_type, i.sort_order,
+           i.look_index, i.renditions, i.placeholder, i.color
+    FROM brand_runway_images i
+    JOIN public_brand_runways r ON r.id = i.runway_id
+    WHERE i.deleted_at IS NULL
+    """,
+    VIEWS_V2[2],
+    """
+    CREATE VIEW public_street_snap_images AS
+    SELECT i.id, i.street_snap_id, i.storage_key, i.width, i.height, i.mime_type, i.sort_order,
+           CASE WHEN p.id IS NOT NULL THEN i.parent_id END AS parent_id,
+           (p.id IS NOT NULL) AS is_detail,
+           i.renditions, i.placeholder, i.color
+    FROM street_snap_images i
+    JOIN public_street_snaps s ON s.id = i.street_snap_id
+    LEFT JOIN street_snap_images p
+           ON p.id = i.parent_id AND p.street_snap_id = i.street_snap_id
+          AND p.deleted_at IS NULL AND NOT p.is_detail
+    WHERE i.deleted_at IS NULL
+    """,
+    VIEWS_V2[4],
+]
+
 
 # V4: search and similar images.
 # - `search` on the record views: the base table's generated tsvector (catalog migration
@@ -199,6 +229,7 @@ VIEWS_V4 = {vendor: _views_v4(vendor) for vendor in ("postgresql", "sqlite")}
 BY_MIGRATION = {
     "0001_public_views": VIEWS_V1,
     "0002_public_views_v2": VIEWS_V2,
+    "0003_public_views_v3": VIEWS_V3,
     "0004_public_views_v4": VIEWS_V4,
 }
 

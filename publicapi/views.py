@@ -215,8 +215,9 @@ class BrandViewSet(PublicReadOnlyViewSet):
     detail_serializer_class = BrandDetailSerializer
     filterset_class = BrandFilter
     lookup_field = "slug"
-    # Any slug the catalog holds (legacy slugs may carry dots or accents), not only [-\w].
-    lookup_value_regex = r"[^/]+"
+    # Any slug the catalog holds (legacy slugs may carry dots or accents), not only [-\w]. Not
+    # NUL, which PostgreSQL refuses in a query (a 500): that path is the catch-all's 404.
+    lookup_value_regex = r"[^/\x00]+"
 
     def get_queryset(self):
         brands = PublicBrand.objects.order_by("name", "id")

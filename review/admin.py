@@ -29,6 +29,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
 from catalog.models import (
+    THUMBNAIL_WIDTH,
     Brand,
     BrandAlias,
     Record,
@@ -101,8 +102,30 @@ def admin_url(model, view: str, *args) -> str:
 
 
 def thumbnail_url(image: RecordImage | None) -> str:
-    # Keys are content-addressed and public; the URL is computed, no request to the storage.
-    return default_storage.url(image.storage_key) if image is not None else ""
+    """The image's 400 px rendition, or its original where it has none (narrower than 400,
+    or renditions not made yet or failed: :func:`thumbnail_is_original` says which).
+
+    Keys are content-addressed and public; the URL is computed, no request to the storage.
+    """
+    if image is None:
+        return ""
+    return image.rendition_url(THUMBNAIL_WIDTH) or default_storage.url(image.storage_key)
+
+
+def thumbnail_is_original(image: RecordImage | None) -> bool:
+    return image is not None and image.rendition(THUMBNAIL_WIDTH) is None
+
+
+def rendition_note(image: RecordImage) -> str:
+    """Why an image shows its original as a thumbnail ('' when it does not)."""
+    if not thumbnail_is_original(image):
+        return ""
+    status = image.rendition_status
+    if status == RecordImage.RenditionStatus.FAILED:
+        return f"no renditions: {image.rendition_error or 'they failed'}"
+    if status == RecordImage.RenditionStatus.PENDING:
+        return "renditions not made yet"
+    return f"narrower than {THUMBNAIL_WIDTH} px: shown as it is"
 
 
 def ingest_job_url(job_id: int | None) -> str:
@@ -316,8 +339,16 @@ class RecordAdmin(admin.ModelAdmin):
     def cover_thumbnail(self, obj: Record) -> str:
         if obj.cover is None:
             return format_html('<span class="review-nocover">{}</span>', "no cover")
+        if thumbnail_is_original(obj.cover):
+            return format_html(
+                '<img src="{}" alt="cover" class="review-list-thumb" loading="lazy" '
+                'decoding="async" title="{}"><span class="review-badge review-badge-original">'
+                "original</span>",
+                thumbnail_url(obj.cover),
+                rendition_note(obj.cover),
+            )
         return format_html(
-            '<img src="{}" alt="cover" class="review-list-thumb" loading="lazy">',
+            '<img src="{}" alt="cover" class="review-list-thumb" loading="lazy" decoding="async">',
             thumbnail_url(obj.cover),
         )
 
@@ -473,7 +504,12 @@ class RecordAdmin(admin.ModelAdmin):
             operations += ["detach", "attach-previous"]
         return {
             "image": image,
-            "url": thumbnail_url(image),
+            # The original opens on click; the tile shows the 400 rendition where there is one.
+            "url": default_storage.url(image.storage_key),
+            "thumb": thumbnail_url(image),
+            "thumb_height": (image.rendition(THUMBNAIL_WIDTH) or {}).get("height"),
+            "thumb_is_original": thumbnail_is_original(image),
+            "rendition_note": rendition_note(image),
             "ops": {
                 operation.replace("-", "_"): admin_url(obj, "image", obj.pk, image.pk, operation)
                 for operation in operations

@@ -61,6 +61,27 @@ def test_check_deploy_reports_nothing_with_production_values():
     assert "no issues" in result.stdout
 
 
+@pytest.mark.postgres
+def test_check_deploy_and_the_web_app_refuse_a_short_ingest_secret():
+    env = {**production_env(), "INGEST_SECRETS": "whsec_ab"}  # a 1-byte key to the library
+
+    checked = manage("check", "--deploy", env=env)
+    started = subprocess.run(  # noqa: S603 - gunicorn's import of the WSGI app, nothing else
+        [sys.executable, "-c", "import config.wsgi"],
+        cwd=ROOT,
+        env={"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "config.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert checked.returncode != 0
+    assert "ingest.E001" in checked.stderr
+    assert started.returncode != 0
+    assert "ingest.E001" in started.stderr
+    assert "ImproperlyConfigured" in started.stderr
+
+
 def test_check_deploy_flags_the_development_defaults():
     result = manage("check", "--deploy", "--fail-level", "WARNING", env={})
 

@@ -11,7 +11,10 @@ from django.urls import include, path
 
 from config.urls import urlpatterns as project_urls
 
-IMAGE = "i.id, i.storage_key, i.width, i.height, i.mime_type, i.look_index"
+IMAGE = (
+    "i.id, i.storage_key, i.width, i.height, i.mime_type, i.look_index, i.renditions, "
+    "i.placeholder, i.color"
+)
 RUNWAY = (
     "r.id, r.brand_slug, r.brand_name, r.season_code, r.season, r.year, r.collection_type, "
     "r.title, r.description, r.cover_id, r.image_count, r.published_at"
@@ -23,13 +26,23 @@ def url(request, key):
 
 
 def image(request, row):
-    pk, key, width, height, mime_type, look_index = row
+    pk, key, width, height, mime_type, look_index, renditions, placeholder, color = row
+    if isinstance(renditions, str):
+        renditions = json.loads(renditions)
+    sizes = [
+        {"width": r["width"], "height": r["height"], "url": url(request, r["key"])}
+        for r in sorted(renditions or [], key=lambda r: r["width"])
+    ]
     return {
         "id": pk,
         "url": url(request, key),
         "width": width,
         "height": height,
         "mime_type": mime_type,
+        "renditions": sizes,
+        "srcset": ", ".join(f"{r['url']} {r['width']}w" for r in sizes),
+        "placeholder": placeholder or None,
+        "color": color or None,
         "look_index": look_index,
     }
 

@@ -11,15 +11,18 @@ hyphenated token; publicapi.search splits a query the same way.
 Weights rank a match (publicapi.search): A title (and brand names and aliases, city),
 B season, season code, collection type and year, C description.
 
-Also the partial index of the public lists' order (catalog.models.public_newest_index), on
-both databases.
+Also a partial index in the public lists' order (publicapi.search.NEWEST_FIRST) over the rows
+the public views show, on both databases: page 1 is an index scan that stops after a page, not
+a sort of every published row. (SQLite takes no NULLS LAST in an index; it sorts NULLs last
+in a descending order anyway.) Not on the models either: Django cannot say NULLS LAST for
+one database and not the other.
 
 On SQLite no search column is added: publicapi.search falls back to matching in Python. The columns
 are not on the Django models (a GeneratedField cannot hold a PostgreSQL-only expression and
 still build on SQLite); every write leaves them to the database.
 """
 
-from django.db import migrations, models
+from django.db import migrations
 
 CONFIG = "archive_search"
 # string.punctuation, as an SQL literal (quote doubled); translate() maps each to a space.
@@ -66,16 +69,31 @@ for table, expression in COLUMNS.items():
     )
     FORWARD.append(f"CREATE INDEX {INDEXES[table]} ON {table} USING GIN (search_vector)")
 
-BACKWARD = [f"ALTER TABLE {table} DROP COLUMN search_vector" for table in COLUMNS]
+NEWEST = {"brand_runways": "runway_public_newest", "street_snaps": "street_public_newest"}
+
+
+def newest_indexes(nulls_last: str) -> list[str]:
+    return [
+        f"CREATE INDEX {name} ON {table} (published_at DESC{nulls_last}, id DESC) "
+        "WHERE status = 'published' AND deleted_at IS NULL"
+        for table, name in NEWEST.items()
+    ]
+
+
+FORWARD += newest_indexes(" NULLS LAST")
+SQLITE_FORWARD = newest_indexes("")
+SQLITE_BACKWARD = [f"DROP INDEX {name}" for name in NEWEST.values()]
+
+BACKWARD = [*SQLITE_BACKWARD]
+BACKWARD += [f"ALTER TABLE {table} DROP COLUMN search_vector" for table in COLUMNS]
 # The extension stays: another database object may have come to use it.
 BACKWARD.append(f"DROP TEXT SEARCH CONFIGURATION {CONFIG}")
 
 
-def run(statements):
+def run(postgresql, sqlite):
     def apply(apps, schema_editor):
-        if schema_editor.connection.vendor != "postgresql":
-            return
-        for statement in statements:
+        vendor = schema_editor.connection.vendor
+        for statement in {"postgresql": postgresql, "sqlite": sqlite}.get(vendor, []):
             schema_editor.execute(statement, params=None)
 
     return apply
@@ -87,23 +105,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(run(FORWARD), run(BACKWARD), elidable=False),
-        migrations.AddIndex(
-            model_name="runway",
-            index=models.Index(
-                models.OrderBy(models.F("published_at"), descending=True, nulls_last=True),
-                models.OrderBy(models.F("id"), descending=True),
-                condition=models.Q(("deleted_at__isnull", True), ("status", "published")),
-                name="runway_public_newest",
-            ),
-        ),
-        migrations.AddIndex(
-            model_name="streetsnap",
-            index=models.Index(
-                models.OrderBy(models.F("published_at"), descending=True, nulls_last=True),
-                models.OrderBy(models.F("id"), descending=True),
-                condition=models.Q(("deleted_at__isnull", True), ("status", "published")),
-                name="street_public_newest",
-            ),
+        migrations.RunPython(
+            run(FORWARD, SQLITE_FORWARD), run(BACKWARD, SQLITE_BACKWARD), elidable=False
         ),
     ]

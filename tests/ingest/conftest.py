@@ -74,6 +74,7 @@ def _ingest_settings(settings):
     settings.INGEST_READ_TIMEOUT = 2.0
     settings.INGEST_IMAGE_DEADLINE = 5.0
     settings.INGEST_DOWNLOAD_WORKERS = 4
+    settings.INGEST_IMAGE_RETRY_BACKOFF = 0.05
     settings.REDIS_URL = ""
 
 
@@ -386,6 +387,7 @@ def worker_env(queue_name: str) -> dict[str, str]:
         "REDIS_URL": TEST_REDIS_URL,
         "INGEST_QUEUE": queue_name,
         "INGEST_FETCH_ALLOWED_HOSTS": "127.0.0.1",
+        "INGEST_IMAGE_RETRY_BACKOFF": "0.05",
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),
         "LOG_LEVEL": "WARNING",
     }

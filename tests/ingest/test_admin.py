@@ -156,6 +156,30 @@ def test_the_job_page_shows_payload_and_report_readably(admin_client, report):
     assert "received: 2, stored: 1, refused: 1, repeated: 0, duplicates: 0" in html
 
 
+def test_a_job_whose_worker_died_shows_why_and_can_be_retried(admin_client, enqueued):
+    job = IngestJobFactory(
+        status="failed",
+        reason="worker_died",
+        error="The worker running this job died 3 times",
+        attempts=3,
+        lost_executions=3,
+    )
+
+    listed = admin_client.get(reverse(CHANGELIST))
+    page = admin_client.get(reverse("admin:ingest_ingestjob_change", args=[job.pk]))
+    retried = admin_client.post(
+        reverse(CHANGELIST), {"action": "retry_jobs", "_selected_action": [job.pk]}, follow=True
+    )
+
+    assert [row["reason"] for row in result_rows(listed.content.decode())] == ["worker_died"]
+    html = page.content.decode()
+    assert "The worker running this job died 3 times" in html
+    assert "Lost executions" in html
+    assert f"Queued again: {job.pk}." in retried.content.decode()
+    job.refresh_from_db()
+    assert (job.status, job.lost_executions) == ("queued", 0)
+
+
 def test_nobody_adds_changes_or_deletes_jobs_in_the_admin(admin_client):
     job = IngestJobFactory()
 

@@ -1,10 +1,13 @@
 """ingest's system checks: secrets, and a job timeout that leaves room for the downloads."""
 
+import base64
+
 import pytest
 
 from ingest.checks import (
     JOB_TIMEOUT_MARGIN_SECONDS,
     check_duplicate_distance,
+    check_ingest_secrets,
     check_job_timeout_covers_downloads,
 )
 
@@ -49,3 +52,50 @@ def test_a_duplicate_distance_the_band_lookup_cannot_serve_is_an_error(settings,
 
     assert error.id == "ingest.E002"
     assert f"({distance})" in error.msg
+
+
+def whsec(key: bytes) -> str:
+    return "whsec_" + base64.b64encode(key).decode()
+
+
+@pytest.mark.parametrize(
+    "secrets",
+    [
+        [whsec(b"k" * 24)],  # the shortest key Standard Webhooks allows
+        [whsec(b"k" * 64), whsec(bytes(range(32)))],  # rotation: two active at once
+        [f"  {whsec(b'k' * 32)} "],  # spaces around an entry of a comma-separated list
+        [],  # ingest closed: a deploy warning (ingest.W001), not an error
+    ],
+)
+def test_well_formed_secrets_pass_the_check(settings, secrets):
+    settings.INGEST_SECRETS = secrets
+
+    assert check_ingest_secrets(None) == []
+
+
+@pytest.mark.parametrize(
+    ("secret", "says"),
+    [
+        ("whsec_ab", "standard base64"),  # the library would take it as a 1-byte key
+        ("whsec_" + base64.b64encode(b"k" * 32).decode().rstrip("="), "standard base64"),
+        (whsec(b"k" * 23), "23-byte key"),
+        ("whsec_", "0-byte key"),
+        (base64.b64encode(b"k" * 32).decode(), "does not start with whsec_"),
+        ("WHSEC_" + base64.b64encode(b"k" * 32).decode(), "does not start with whsec_"),
+        ("whsec_" + base64.urlsafe_b64encode(b"\xff" * 30).decode(), "standard base64"),
+        ("whsec_" + "a secret phrase of many words", "standard base64"),
+        ("whsec_" + "QUJD" * 8 + "\u00e9", "standard base64"),
+        ("whsec_" + "QUJD" * 4 + " " + "QUJD" * 4, "standard base64"),
+    ],
+)
+def test_a_malformed_secret_is_a_check_error_that_names_its_entry(settings, secret, says):
+    settings.INGEST_SECRETS = [whsec(b"k" * 32), secret]
+
+    (error,) = check_ingest_secrets(None)
+
+    assert error.id == "ingest.E001"
+    assert error.is_serious()
+    assert error.msg.startswith("INGEST_SECRETS entry 2 ")
+    assert says in error.msg
+    # The message names the entry, never its value: check output ends up in logs.
+    assert secret.strip() not in error.msg

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import io
 import ipaddress
 import socket
@@ -21,9 +22,12 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from PIL import Image
 
-from ingest.fetching import Fetched, FetchError, FetchPolicy, fetch
+from ingest.fetching import UNEXPECTED, Fetched, FetchError, FetchPolicy, fetch
 from ingest.hashing import ImageRefused, analyse_image
 
 LOCAL = frozenset({"127.0.0.1"})
@@ -739,3 +743,187 @@ def test_https_refuses_an_untrusted_issuer_by_default(https_server: LocalServer)
     assert error.reason.startswith("TLS: ")
     assert "certificate" in error.reason
     assert error.transient is False
+
+
+# --- hostile URLs and redirects: FetchError and nothing else ---------------------------------
+
+
+def idna_resolver(host: str, port: int, *args: object, **kwargs: object) -> list[Any]:
+    """127.0.0.1 for every name, after the IDNA step getaddrinfo itself applies first (it
+    raises UnicodeError on an empty or over-long label)."""
+    host.encode("idna")
+    return resolver_for("127.0.0.1")(host, port)
+
+
+def raw_redirect(location: bytes) -> Route:
+    """A redirect whose Location is exactly these bytes, whatever they are."""
+
+    def route(handler: BaseHTTPRequestHandler) -> None:
+        handler.wfile.write(b"HTTP/1.1 302 Found\r\nLocation: " + location + b"\r\n")
+        handler.wfile.write(b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+        handler.close_connection = True
+
+    return route
+
+
+@pytest.fixture
+def only_our_server(monkeypatch: pytest.MonkeyPatch, http_server: LocalServer) -> None:
+    """Sockets may connect to the test's server and nowhere else: an arbitrary URL names public
+    addresses (which pass the address check) and this machine's other services."""
+    original = socket.socket.connect
+
+    def connect(self: socket.socket, address: Any) -> None:
+        if address[:2] != ("127.0.0.1", http_server.port):
+            raise ConnectionRefusedError(111, "Connection refused (test: not our server)")
+        original(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+
+
+@pytest.mark.parametrize(
+    ("location", "reason"),
+    [
+        (b"http://[::1/a.jpg", "redirect to an invalid URL (Invalid IPv6 URL)"),
+        (b"http://[not-an-address]/a.jpg", "redirect to an invalid URL"),
+        (b"http://cdn..example.com/a.jpg", "invalid host name 'cdn..example.com'"),
+        (b"http://." + b"/a.jpg", "invalid host name '.'"),
+        (b"http://" + b"a" * 64 + b".example.com/a.jpg", "invalid host name 'aaaaaaa"),
+        (b"http://" + b"a." * 127 + b"b/a.jpg", "invalid host name 'a.a.a."),
+        (b"http://cdn.example.com:99999/a.jpg", "invalid URL (Port out of range 0-65535)"),
+        (b"http://cdn.example.com:-1/a.jpg", "invalid URL (Port could not be cast"),
+        (b"http://cdn.example.com:0/a.jpg", "invalid URL (port 0)"),
+        (b"http://cdn.exa\x00mple.com/a.jpg", "invalid host name 'cdn.exa\\x00mple.com'"),
+        (b"http://cdn example.com/a.jpg", "invalid host name 'cdn example.com'"),
+    ],
+)
+def test_a_malformed_location_is_a_fetch_error(
+    http_server: LocalServer, only_our_server: None, location: bytes, reason: str
+) -> None:
+    http_server.routes["/malformed"] = raw_redirect(location)
+
+    error = refused(
+        http_server.url("/malformed"), FetchPolicy(allowed_hosts=LOCAL), resolver=idna_resolver
+    )
+
+    assert error.reason.startswith(reason), error.reason
+    assert not error.transient
+
+
+class SocketsWithoutIPv6(socket.socket):
+    """socket.socket on a machine whose kernel has no IPv6."""
+
+    def __init__(self, family: Any = -1, type: Any = -1, proto: Any = -1, fileno: Any = None):
+        if family == socket.AF_INET6 and fileno is None:
+            raise OSError(errno.EAFNOSUPPORT, "Address family not supported by protocol")
+        super().__init__(family, type, proto, fileno)
+
+
+@pytest.fixture
+def no_ipv6(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(socket, "socket", SocketsWithoutIPv6)
+
+
+def test_without_ipv6_a_dual_stack_host_is_fetched_over_ipv4(
+    http_server: LocalServer, no_ipv6: None
+) -> None:
+    policy = FetchPolicy(allowed_hosts=frozenset({"dual.example"}))
+    url = f"http://dual.example:{http_server.port}/image.jpg"
+
+    fetched = fetch(url, policy=policy, resolver=resolver_for("::1", "127.0.0.1"))
+
+    assert fetched.body == JPEG
+
+
+@pytest.mark.parametrize("url", ["http://v6only.example/a.jpg", "http://[::1]/a.jpg"])
+def test_without_ipv6_an_ipv6_only_host_is_a_fetch_error(no_ipv6: None, url: str) -> None:
+    policy = FetchPolicy(allowed_hosts=frozenset({"v6only.example", "::1"}))
+
+    error = refused(url, policy, resolver=resolver_for("::1"))
+
+    assert error.reason == "cannot connect to ::1 (address family not supported by protocol)"
+    assert not error.transient
+
+
+# Hosts worth trying on top of arbitrary text: what parsers, IDNA and resolvers trip on.
+TRICKY_HOSTS = st.sampled_from(
+    [
+        "127.0.0.1",
+        "[::1]",
+        "[::1",
+        "::1]",
+        "[fe80::1%25lo]",
+        "[::ffff:127.0.0.1]",
+        "[v1.x]",
+        "localhost",
+        "a..b",
+        ".",
+        "..",
+        "-",
+        "a" * 64,
+        "a." * 127 + "b",
+        "xn--",
+        "xn--zz",
+        "0x7f.1",
+        "2130706433",
+        "user@127.0.0.1",
+        "exa\x00mple",
+        "ex ample",
+        "例え.テスト",
+        "8.8.8.8",
+        "[2001:db8::1]",
+    ]
+)
+PORTS = st.one_of(
+    st.just(""),
+    st.integers(min_value=-5, max_value=70_000).map(lambda p: f":{p}"),
+    st.text(max_size=6).map(lambda t: f":{t}"),
+)
+HOSTS = st.one_of(
+    TRICKY_HOSTS,
+    st.text(max_size=20),
+    st.lists(st.text(alphabet="ab-_.é\x00 [:]%", max_size=70), max_size=4).map(".".join),
+)
+URLS = st.one_of(
+    st.text(max_size=80),
+    st.builds(
+        "{}://{}{}/{}".format,
+        st.sampled_from(["http", "https", "HTTP", "ftp", "", "http:"]),
+        HOSTS,
+        PORTS,
+        st.text(max_size=20),
+    ),
+)
+LOCATIONS = st.one_of(URLS.map(lambda url: url.encode("utf-8")), st.binary(max_size=80))
+PROPERTY_POLICY = FetchPolicy(
+    allowed_hosts=LOCAL, connect_timeout=1.0, read_timeout=1.0, total_deadline=3.0
+)
+
+
+def fetch_outcome(url: str) -> Fetched | FetchError:
+    try:
+        return fetch(url, policy=PROPERTY_POLICY, resolver=idna_resolver)
+    except FetchError as error:
+        return error
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(url=URLS)
+def test_any_url_is_fetched_or_a_fetch_error(only_our_server: None, url: str) -> None:
+    outcome = fetch_outcome(url)
+
+    if isinstance(outcome, FetchError):
+        # A reason of its own for each case, not the fetcher's last-resort guard.
+        assert outcome.reason and not outcome.reason.startswith(UNEXPECTED), outcome.reason
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(location=LOCATIONS)
+def test_any_location_is_followed_or_a_fetch_error(
+    http_server: LocalServer, only_our_server: None, location: bytes
+) -> None:
+    http_server.routes["/any-location"] = raw_redirect(location)
+
+    outcome = fetch_outcome(http_server.url("/any-location"))
+
+    if isinstance(outcome, FetchError):
+        assert outcome.reason and not outcome.reason.startswith(UNEXPECTED), outcome.reason

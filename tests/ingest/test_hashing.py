@@ -16,6 +16,7 @@ from django.conf import settings as django_settings
 from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
+from skimage import color, img_as_ubyte, img_as_uint
 from skimage import data as skdata
 
 from ingest.hashing import (
@@ -155,6 +156,34 @@ def test_different_photos_are_farther_than_the_threshold() -> None:
 
     # bench/dup_threshold.py measures 18 here; keep a clear gap, not just "one more bit"
     assert closest > DUPLICATE_MAX_DISTANCE + 4
+
+
+def sixteen_bit(name: str) -> tuple[bytes, bytes]:
+    """One photo as a 16-bit grayscale PNG (full precision) and as an 8-bit copy of it."""
+    gray = color.rgb2gray(np.asarray(photo(name).convert("RGB")))  # floats in [0, 1]
+    wide = Image.fromarray(img_as_uint(gray))
+    assert wide.mode == "I;16"
+    return encode(wide, "PNG"), encode(Image.fromarray(img_as_ubyte(gray)), "PNG")
+
+
+def test_a_16_bit_photo_and_its_8_bit_copy_are_near_duplicates() -> None:
+    wide, narrow = sixteen_bit("astronaut")
+
+    distance = hamming(
+        analyse_image(wide, max_pixels=MAX_PIXELS).phash,
+        analyse_image(narrow, max_pixels=MAX_PIXELS).phash,
+    )
+
+    assert distance <= 2
+
+
+def test_different_16_bit_photos_are_not_near_duplicates() -> None:
+    # Clipped to 8 bits instead of scaled, every one of them would be a white page: one hash.
+    hashes = {n: analyse_image(sixteen_bit(n)[0], max_pixels=MAX_PIXELS).phash for n in PHOTOS}
+
+    closest = min(hamming(hashes[a], hashes[b]) for a, b in combinations(PHOTOS, 2))
+
+    assert closest > DUPLICATE_MAX_DISTANCE
 
 
 def test_analyse_image_reports_everything_the_worker_stores() -> None:

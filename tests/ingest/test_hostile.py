@@ -155,3 +155,30 @@ def test_a_non_http_url_in_a_stored_payload_is_still_refused(image_server):
     job.refresh_from_db()
     assert job.status == "succeeded"
     assert "scheme file is not allowed" in job.report["issues"][0]["reason"]
+
+
+def test_malformed_redirects_are_refused_images_and_the_job_goes_on(image_server):
+    # Each escaped the fetcher as a plain exception once (ValueError from urljoin, UnicodeError
+    # from getaddrinfo's IDNA step) and failed the whole job as an internal error.
+    server = image_server
+    good_url = server.add("/good.jpg", jpeg("astronaut", size=200))
+    malformed = {
+        "http://[::1/a.jpg": "redirect to an invalid URL (Invalid IPv6 URL)",
+        "http://cdn..example.com/a.jpg": "invalid host name 'cdn..example.com'",
+        f"http://{'a' * 64}.example.com/a.jpg": "invalid host name 'aaaa",
+        "http://cdn.example.com:99999/a.jpg": "invalid URL (Port out of range 0-65535)",
+        "http://cdn.example.com:8o/a.jpg": "invalid URL (Port could not be cast",
+    }
+    urls = [good_url] + [
+        server.add(f"/hop-{n}", status=302, location=location)
+        for n, location in enumerate(malformed)
+    ]
+
+    job = run_album(urls)
+
+    assert job.status == "succeeded", job.error
+    assert job.report["counts"]["refused"] == len(malformed)
+    assert job.report["counts"]["stored"] == 1
+    reasons = [issue["reason"] for issue in job.report["issues"]]
+    for reason, expected in zip(reasons, malformed.values(), strict=True):
+        assert reason.startswith(expected), reason

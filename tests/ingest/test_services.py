@@ -102,6 +102,40 @@ def test_claiming_a_missing_job_does_nothing():
     assert ingest_job_claim(job_id=123_456) is None
 
 
+def test_a_job_that_keeps_losing_its_worker_fails_as_worker_died(settings, enqueued):
+    # Given a job whose executions die with their worker: each next claim finds it running.
+    settings.INGEST_MAX_LOST_EXECUTIONS = 3
+    job = IngestJobFactory(status="running", attempts=1)
+
+    claims = [ingest_job_claim(job_id=job.pk) for _ in range(3)]
+
+    # Then the third lost execution ends it, readably, instead of a fourth run.
+    assert [claim is not None for claim in claims] == [True, True, False]
+    job.refresh_from_db()
+    assert (job.status, job.reason, job.lost_executions, job.attempts) == (
+        "failed",
+        "worker_died",
+        3,
+        3,
+    )
+    assert "died 3 times" in job.error
+    assert job.finished_at is not None
+    # A person can still retry it, with a fresh count.
+    ingest_job_retry(job_id=job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.lost_executions) == ("queued", 0)
+
+
+def test_executions_that_end_normally_are_not_counted_as_lost(settings):
+    job = IngestJobFactory(status="queued", attempts=0)
+    for _ in range(4):
+        assert ingest_job_claim(job_id=job.pk) is not None
+        IngestJob.objects.filter(pk=job.pk).update(status="queued")  # released for rq's retry
+
+    job.refresh_from_db()
+    assert (job.attempts, job.lost_executions) == (4, 0)
+
+
 # --- Reconcile ------------------------------------------------------------------------------------
 
 
@@ -133,7 +167,22 @@ def test_reconcile_marks_a_job_running_too_long_stale_and_queues_it(enqueued, se
     assert result.enqueued == [stuck.pk]
     assert stuck.status == "stale"
     assert "reclaimed" in stuck.error
+    assert stuck.lost_executions == 1
     assert busy.status == "running"
+
+
+def test_reconcile_fails_a_job_reclaimed_too_often_as_worker_died(enqueued, settings):
+    # Given a job whose worker died twice before, running for hours on a third that died.
+    settings.INGEST_MAX_LOST_EXECUTIONS = 3
+    poison = IngestJobFactory(status="running", attempts=3, lost_executions=2)
+    IngestJob.objects.filter(pk=poison.pk).update(started_at=ago(hours=2), created_at=ago(hours=3))
+
+    result = ingest_jobs_reconcile()
+
+    poison.refresh_from_db()
+    assert result.worker_died == [poison.pk]
+    assert result.stale == result.enqueued == enqueued == []
+    assert (poison.status, poison.reason, poison.lost_executions) == ("failed", "worker_died", 3)
 
 
 def test_reconcile_leaves_finished_jobs_alone(enqueued):
@@ -167,6 +216,59 @@ def test_reconcile_requeues_a_job_that_redis_lost(rq_queue, settings):
 
     assert result.enqueued == [lost.pk]
     assert sorted(rq_queue.get_job_ids()) == sorted([rq_job_id(on_queue.pk), rq_job_id(lost.pk)])
+
+
+def started_on(rq_queue, job_id: int, *, worker: str, heartbeat_ago: float) -> None:
+    """The job's rq job as a worker that took it leaves it: STARTED, with its name and
+    heartbeat (what rq's worker writes when it starts a job)."""
+    rq_job = Job.fetch(rq_job_id(job_id), connection=rq_queue.connection)
+    rq_queue.connection.lrem(rq_queue.key, 0, rq_job.id)
+    rq_job.set_status("started")
+    rq_job.worker_name = worker
+    rq_job.last_heartbeat = timezone.now() - timedelta(seconds=heartbeat_ago)
+    rq_job.save()
+
+
+def test_reconcile_requeues_a_job_whose_worker_died_before_claiming_it(rq_queue, settings):
+    # Given two queued jobs (never claimed: attempts 0) that workers took from the queue; one
+    # worker is alive and sends heartbeats, the other was killed (its heartbeats stopped).
+    settings.INGEST_RECONCILE_GRACE_SECONDS = 0
+    settings.INGEST_WORKER_HEARTBEAT_SECONDS = 30
+    alive, orphan = IngestJobFactory(), IngestJobFactory()
+    for job in (alive, orphan):
+        assert services.ingest_job_enqueue(job_id=job.pk)
+    name = f"{rq_queue.name}-alive"
+    rq_queue.connection.hset(f"rq:worker:{name}", "last_heartbeat", "x")
+    started_on(rq_queue, alive.pk, worker=name, heartbeat_ago=5)
+    started_on(rq_queue, orphan.pk, worker=f"{rq_queue.name}-dead", heartbeat_ago=5)
+
+    result = ingest_jobs_reconcile()
+
+    # Then only the orphan goes back on the queue.
+    assert result.enqueued == [orphan.pk]
+    assert rq_queue.get_job_ids() == [rq_job_id(orphan.pk)]
+
+
+def test_reconcile_reclaims_a_running_job_whose_worker_stopped_its_heartbeats(rq_queue, settings):
+    # Given a claimed job whose worker (still registered) has sent no heartbeat for 2 minutes.
+    settings.INGEST_RECONCILE_GRACE_SECONDS = 60
+    settings.INGEST_WORKER_HEARTBEAT_SECONDS = 30
+    job = IngestJobFactory()
+    assert services.ingest_job_enqueue(job_id=job.pk)
+    IngestJob.objects.filter(pk=job.pk).update(
+        status="running", attempts=1, started_at=ago(minutes=3)
+    )
+    name = f"{rq_queue.name}-silent"
+    rq_queue.connection.hset(f"rq:worker:{name}", "last_heartbeat", "x")
+    started_on(rq_queue, job.pk, worker=name, heartbeat_ago=120)
+
+    result = ingest_jobs_reconcile()
+
+    # Then it is reclaimed long before INGEST_STALE_AFTER_SECONDS, and queued again.
+    job.refresh_from_db()
+    assert result.stale == result.enqueued == [job.pk]
+    assert (job.status, job.lost_executions) == ("stale", 1)
+    assert "worker is gone" in job.error
 
 
 def test_the_reconcile_command_reports_what_it_did(enqueued, settings):

@@ -3,9 +3,13 @@
 
 import json
 
+import psycopg
 import pytest
+from django.db import connection
 
+from ingest import services
 from ingest.models import IngestJob, UsedWebhookId
+from ingest.services import rq_job_id
 from tests.factories import IngestJobFactory, RunwayFactory
 from tests.ingest.conftest import runway_album, signed_headers, street_album
 
@@ -200,3 +204,35 @@ def test_signed_requests_need_no_csrf_token(client):
     )
 
     assert response.status_code == 202
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_database_drop_after_the_commit_still_answers_202(crawler, rq_queue, monkeypatch):
+    # Given a database connection that drops right after the job row committed, before the
+    # enqueue records enqueued_at (a failover, a restart, a proxy cutting idle connections).
+    real_enqueue = services.ingest_job_enqueue
+
+    def drop_then_enqueue(*, job_id: int) -> bool:
+        with psycopg.connect(**libpq(), autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(%s)", [connection.connection.info.backend_pid]
+            )
+        return real_enqueue(job_id=job_id)
+
+    monkeypatch.setattr(services, "ingest_job_enqueue", drop_then_enqueue)
+
+    response = crawler.post(runway_album(["https://example.com/1.jpg"]))
+
+    # Then the crawler is told the truth: accepted. The job is on the queue; only its
+    # enqueued_at is missing, which makes reconcile check on it later.
+    assert response.status_code == 202, response.content
+    connection.close()  # what the end of a real request does with the broken connection
+    job = IngestJob.objects.get(pk=response.json()["job_id"])
+    assert (job.status, job.enqueued_at) == ("queued", None)
+    assert rq_queue.get_job_ids() == [rq_job_id(job.pk)]
+
+
+def libpq() -> dict:
+    db = connection.settings_dict
+    return {"host": db["HOST"], "port": db["PORT"], "user": db["USER"], "dbname": db["NAME"]}

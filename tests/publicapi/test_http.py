@@ -6,10 +6,14 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import redis
 from django.core.cache import caches
+from hypothesis import given
+from hypothesis import settings as fuzz_settings
+from hypothesis import strategies as st
 
 from catalog.models import Runway
 from tests.factories import RunwayFactory, RunwayImageFactory
@@ -350,3 +354,102 @@ def test_an_unreachable_cache_lets_requests_through(client, settings, caplog):
 
     assert statuses == [200, 200]
     assert "throttle skipped" in caplog.text
+
+
+# --- odd bytes: every public URL answers 4xx, never 500 ----------------------------------------
+
+# Where a client's bytes land: a record's id or slug, a path under the API, a query value.
+PATH_TEMPLATES = (
+    "/api/v1/runways/{}/",
+    "/api/v1/street-snaps/{}/",
+    "/api/v1/brands/{}/",
+    "/api/v1/{}/",
+    "/api/v1/runways/{}",
+    "/api/{}/",
+    "/api/schema/{}",
+    "/api/docs/{}",
+)
+QUERY_URLS = (
+    "/api/v1/runways/",
+    "/api/v1/street-snaps/",
+    "/api/v1/brands/",
+    "/api/v1/index/",
+    "/api/v1/brands/acme/",
+    "/api/schema/",
+    "/api/docs/",
+)
+QUERY_NAMES = (
+    "brand",
+    "season_code",
+    "year",
+    "collection_type",
+    "city",
+    "month",
+    "featured",
+    "page",
+    "page_size",
+    "format",
+    "lang",
+    "version",
+)
+# Bytes a client can put in a URL, weighted towards the ones that have broken servers: NUL and
+# other controls, a lone UTF-8 continuation byte, overlong and surrogate encodings, "%" itself.
+ODD_BYTES = st.lists(
+    st.one_of(
+        st.binary(min_size=1, max_size=4),
+        st.sampled_from([b"\x00", b"\x80", b"\xc0\xaf", b"\xed\xa0\x80", b"%", b"/", b"..", b"\n"]),
+    ),
+    min_size=1,
+    max_size=6,
+).map(b"".join)
+
+
+def odd(data: bytes) -> str:
+    return quote(data, safe="")
+
+
+def assert_not_a_server_error(response, url):
+    assert response.status_code < 500, (url, response.status_code)
+    if response.status_code >= 400 and url.startswith("/api/v1/"):
+        assert_error(response, response.status_code, response.json()["code"])
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/brands/%00/",
+        "/api/v1/brands/a%00b/",
+        "/api/v1/runways/?brand=%00",
+        "/api/v1/runways/?page=%00",
+        "/api/v1/runways/?page_size=%00",
+        "/api/v1/street-snaps/?city=%00",
+        "/api/v1/brands/?featured=%00",
+        "/api/v1/runways/?format=%00",
+        "/api/v1/%00/",
+    ],
+)
+def test_a_nul_byte_anywhere_is_a_4xx(client, runway, url):
+    response = client.get(url)
+
+    assert 400 <= response.status_code < 500, response.status_code
+    assert_not_a_server_error(response, url)
+
+
+@fuzz_settings(max_examples=150, deadline=None)
+@given(template=st.sampled_from(PATH_TEMPLATES), data=ODD_BYTES)
+def test_any_bytes_in_a_path_are_never_a_server_error(client, template, data):
+    url = template.format(odd(data))
+
+    assert_not_a_server_error(client.get(url), url)
+
+
+@fuzz_settings(max_examples=150, deadline=None)
+@given(
+    url=st.sampled_from(QUERY_URLS),
+    name=st.one_of(st.sampled_from(QUERY_NAMES), ODD_BYTES.map(odd)),
+    value=ODD_BYTES,
+)
+def test_any_bytes_in_a_query_are_never_a_server_error(client, url, name, value):
+    full = f"{url}?{name}={odd(value)}"
+
+    assert_not_a_server_error(client.get(full), full)

@@ -81,13 +81,10 @@ def test_the_image_object_is_the_one_of_its_kind(client):
     assert by_kind["runway"]["image"]["id"] == match.pk
     assert by_kind["street"]["image"]["is_detail"] is False
     assert by_kind["street"]["record_id"] == detail_match.street_snap_id
+    # The image objects of the album pages.
     assert set(by_kind["runway"]["image"]) == {
-        "id",
-        "url",
-        "width",
-        "height",
-        "mime_type",
-        "look_index",
+        *("id", "url", "width", "height", "mime_type", "look_index"),
+        *("renditions", "srcset", "placeholder", "color"),
     }
 
 

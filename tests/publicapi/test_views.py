@@ -17,7 +17,17 @@ from tests.factories import (
 
 pytestmark = pytest.mark.django_db
 
-IMAGE_KEYS = {"id", "url", "width", "height", "mime_type"}
+IMAGE_KEYS = {
+    "id",
+    "url",
+    "width",
+    "height",
+    "mime_type",
+    "renditions",
+    "srcset",
+    "placeholder",
+    "color",
+}
 RECORD_KEYS = {"id", "title", "description", "cover", "image_count", "published_at"}
 RUNWAY_KEYS = RECORD_KEYS | {"brand", "season_code", "season", "year", "collection_type"}
 STREET_KEYS = RECORD_KEYS | {"city", "year", "month"}
@@ -86,7 +96,67 @@ def test_a_runway_in_the_list_carries_its_fields_brand_and_cover(client):
         "height": 960,
         "mime_type": "image/jpeg",
         "look_index": 3,
+        "renditions": [],
+        "srcset": "",
+        "placeholder": None,
+        "color": None,
     }
+
+
+def test_an_image_offers_its_renditions_srcset_placeholder_and_color(client):
+    # Given a published runway whose cover (and only image) has both renditions, stored in
+    # the JSON in descending order
+    runway = RunwayFactory(published=True, image_count=1)
+    sha1 = "ab" * 20
+    cover = RunwayImageFactory(
+        runway=runway,
+        sha1=sha1,
+        width=2000,
+        height=3000,
+        renditions=[
+            {"width": 1200, "height": 1800, "key": f"renditions/ab/{sha1}/1200.webp"},
+            {"width": 400, "height": 600, "key": f"renditions/ab/{sha1}/400.webp"},
+        ],
+        placeholder="3UgOFQaKa1+phmqGeXaJpm8z9gdT",
+        color="#936e62",
+        rendition_status="done",
+    )
+    set_cover(runway, cover)
+
+    # When the frontend reads the list and the detail
+    [listed] = get_json(client, "/api/v1/runways/")["results"]
+    detail = get_json(client, f"/api/v1/runways/{runway.pk}/")
+
+    # Then the cover and the image carry absolute URLs in ascending width, a srcset of them,
+    # the placeholder and the colour
+    base = f"http://testserver/media/renditions/ab/{sha1}"
+    renditions = [
+        {"width": 400, "height": 600, "url": f"{base}/400.webp"},
+        {"width": 1200, "height": 1800, "url": f"{base}/1200.webp"},
+    ]
+    for image in (listed["cover"], detail["cover"], detail["images"][0]):
+        assert image["renditions"] == renditions
+        assert image["srcset"] == f"{base}/400.webp 400w, {base}/1200.webp 1200w"
+        assert image["placeholder"] == "3UgOFQaKa1+phmqGeXaJpm8z9gdT"
+        assert image["color"] == "#936e62"
+    assert detail["looks"][0]["images"][0]["renditions"] == renditions
+
+
+def test_the_etag_changes_when_renditions_appear(client):
+    runway = RunwayFactory(published=True, image_count=1)
+    image = RunwayImageFactory(runway=runway, sha1="cd" * 20)
+    url = f"/api/v1/runways/{runway.pk}/"
+    before = client.get(url)
+
+    type(image).objects.filter(pk=image.pk).update(
+        renditions=[{"width": 400, "height": 600, "key": "renditions/cd/x/400.webp"}],
+        placeholder="3UgOFQaKa1+phmqGeXaJpm8z9gdT",
+        color="#000000",
+    )
+    after = client.get(url, headers={"if-none-match": before["ETag"]})
+
+    assert after.status_code == 200
+    assert after["ETag"] != before["ETag"]
 
 
 def test_a_cover_that_is_not_a_live_image_of_the_record_is_null(client):

@@ -1,0 +1,234 @@
+"""`manage.py renditions`: make the missing renditions, placeholders and colours of stored
+images (legacy imports, images ingested before renditions existed, renditions that failed).
+
+Resumable by construction: an image is skipped once its renditions are made, and its row is
+written only after its objects are stored, so an interrupted run (Ctrl-C, a killed process)
+loses at most the images in hand; running the command again does the rest.
+"""
+
+import queue
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
+
+from catalog.models import RecordImage
+from catalog.rendering import IMAGE_MODELS, RECORD_MODELS, Tally, image_renditions_make
+
+Status = RecordImage.RenditionStatus
+_BATCH = 500
+_MAX_PROBLEMS_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class Scope:
+    kind: str
+    record_id: int | None
+
+
+class Command(BaseCommand):
+    help = (
+        "Make the missing WebP renditions, ThumbHash placeholders and colours of stored images, "
+        "reading each original from storage. Skips images that have them (--force redoes "
+        "them); a missing or broken original is reported, never fatal. Interrupt it at any "
+        "time: a second run carries on where the first stopped."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--record",
+            metavar="KIND:ID",
+            help="only this album, e.g. runway:12 or street:7",
+        )
+        parser.add_argument(
+            "--force", action="store_true", help="make them again for images that have them"
+        )
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=2,
+            help="images rendered at once, each in its own thread (libvips releases the GIL); "
+            "default 2",
+        )
+
+    def handle(self, *args, record=None, force=False, workers=2, **options):
+        if workers < 1:
+            raise CommandError("--workers must be at least 1")
+        scopes = self._scopes(record)
+        tally = Tally()
+        for scope in scopes:
+            tally.skipped += 0 if force else self._images(scope).filter(**_done()).count()
+        todo = sum(self._todo(scope, force).count() for scope in scopes)
+        progress = Progress(self.stderr, total=todo + tally.skipped, tally=tally)
+        self.stdout.write(
+            f"{todo} image(s) to render, {tally.skipped} already have renditions, "
+            f"{workers} worker(s)"
+        )
+        interrupted = False
+        try:
+            self._run(scopes, force, workers, tally, progress)
+        except KeyboardInterrupt:
+            interrupted = True
+        progress.finish()
+        self.stdout.write(
+            f"done {tally.done}, skipped {tally.skipped}, original missing {tally.missing}, "
+            f"failed {tally.failed}"
+        )
+        for problem in tally.problems[:_MAX_PROBLEMS_SHOWN]:
+            self.stdout.write(f"  {problem}")
+        if len(tally.problems) > _MAX_PROBLEMS_SHOWN:
+            self.stdout.write(f"  ... and {len(tally.problems) - _MAX_PROBLEMS_SHOWN} more")
+        if interrupted:
+            self.stdout.write("Interrupted: run the command again to carry on.")
+            sys.exit(130)
+
+    def _scopes(self, record: str | None) -> list[Scope]:
+        if record is None:
+            return [Scope(kind, None) for kind in IMAGE_MODELS]
+        kind, _, pk = record.partition(":")
+        if kind not in RECORD_MODELS or not pk.isdigit():
+            raise CommandError(
+                f"--record takes KIND:ID with KIND one of {', '.join(RECORD_MODELS)}, "
+                f"e.g. runway:12 (got {record!r})"
+            )
+        if not RECORD_MODELS[kind].objects.filter(pk=int(pk)).exists():
+            raise CommandError(f"There is no {kind} {pk}.")
+        return [Scope(kind, int(pk))]
+
+    def _images(self, scope: Scope):
+        images = IMAGE_MODELS[scope.kind].objects.all()
+        if scope.record_id is not None:
+            parent = "runway_id" if scope.kind == "runway" else "street_snap_id"
+            images = images.filter(**{parent: scope.record_id})
+        return images
+
+    def _todo(self, scope: Scope, force: bool):
+        images = self._images(scope)
+        return images if force else images.exclude(**_done())
+
+    def _run(self, scopes, force, workers, tally, progress) -> None:
+        work: queue.Queue = queue.Queue(maxsize=workers * 4)
+        results: queue.Queue = queue.Queue()
+        stop = threading.Event()
+        threads = [
+            threading.Thread(target=_worker, args=(work, results, stop, force), daemon=True)
+            for _ in range(workers)
+        ]
+        for thread in threads:
+            thread.start()
+        try:
+            for scope in scopes:
+                todo = self._todo(scope, force)
+                after = 0
+                while True:
+                    ids = list(
+                        todo.filter(pk__gt=after)
+                        .order_by("pk")
+                        .values_list("pk", flat=True)[:_BATCH]
+                    )
+                    if not ids:
+                        break
+                    after = ids[-1]
+                    for pk in ids:
+                        _put(work, (scope.kind, pk), results, tally, progress)
+            for _ in threads:
+                _put(work, None, results, tally, progress)
+            while any(thread.is_alive() for thread in threads):
+                _drain(results, tally, progress, timeout=0.2)
+            _drain(results, tally, progress, timeout=0)
+        finally:
+            # An interrupt: the threads finish the image in hand (its row is whole or
+            # untouched) and take no other.
+            stop.set()
+            for thread in threads:
+                thread.join()
+            _drain(results, tally, progress, timeout=0)
+
+
+def _done() -> dict:
+    return {"rendition_status": Status.DONE}
+
+
+def _put(work, item, results, tally, progress) -> None:
+    while True:
+        try:
+            work.put(item, timeout=0.2)
+            return
+        except queue.Full:
+            _drain(results, tally, progress, timeout=0)
+
+
+def _drain(results, tally, progress, *, timeout: float) -> None:
+    while True:
+        try:
+            outcome, problem = results.get(timeout=timeout)
+        except queue.Empty:
+            return
+        tally.add(outcome, problem)
+        progress.update()
+        timeout = 0
+
+
+def _worker(work: queue.Queue, results: queue.Queue, stop: threading.Event, force: bool):
+    try:
+        while not stop.is_set():
+            try:
+                item = work.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if item is None:
+                return
+            kind, pk = item
+            image = IMAGE_MODELS[kind].objects.filter(pk=pk).first()
+            if image is None:
+                continue  # deleted since it was listed
+            try:
+                outcome, problem = image_renditions_make(
+                    image=image, force=force, final_attempt=True
+                )
+            except Exception as exc:  # noqa: BLE001 - one image's bug must not stop the run
+                outcome, problem = "failed", f"{type(exc).__name__}: {exc}"
+            results.put((outcome, f"{kind} image {pk}: {problem}" if problem else ""))
+    finally:
+        connections.close_all()  # this thread's own
+
+
+class Progress:
+    """One status line: counts, rate and time left; redrawn in place on a terminal, a line
+    every few seconds in a log."""
+
+    def __init__(self, stream, *, total: int, tally: Tally) -> None:
+        self.stream = stream
+        self.total = total
+        self.tally = tally
+        self.started = time.monotonic()
+        self.shown = 0.0
+        self.tty = getattr(stream, "isatty", lambda: False)()
+
+    def update(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.shown < (0.25 if self.tty else 5.0):
+            return
+        self.shown = now
+        t = self.tally
+        rendered = t.done + t.missing + t.failed
+        rate = rendered / max(now - self.started, 1e-9)
+        left = max(self.total - t.total, 0)
+        eta = f", {left / rate:.0f}s left" if rate > 0 and left else ""
+        width = 24
+        filled = int(width * t.total / self.total) if self.total else width
+        line = (
+            f"[{'#' * filled}{'.' * (width - filled)}] {t.total}/{self.total} "
+            f"done {t.done} skipped {t.skipped} missing {t.missing} failed {t.failed}, "
+            f"{rate:.1f} images/s{eta}"
+        )
+        self.stream.write(f"\r{line}" if self.tty else line, ending="" if self.tty else "\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        self.update(force=True)
+        if self.tty:
+            self.stream.write("")

@@ -1,0 +1,158 @@
+"""Make the renditions, placeholder and colour of stored images (the I/O around the pure
+catalog.renditions): read each original from storage, render it, put the renditions, then
+write the image row.
+
+The row is written only after every rendition in it is in storage, in one UPDATE of that row,
+so a record never points at a rendition that does not exist; and the row's other fields
+(review, curation) are never touched. Used by the follow-up rq job of each ingested album
+(ingest.tasks.run_renditions) and by `manage.py renditions` (the backfill).
+
+Errors are sorted like the ingest pipeline's: a storage error is transient (:class:`Transient`
+is raised while attempts remain; on the last one the image is marked failed with the error); an
+original that is missing or cannot be decoded is permanent (marked at once). Either way the
+image and its record stay as they are: an image without renditions is shown by its original.
+"""
+
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from typing import Literal
+
+from django.conf import settings
+from django.core.files.storage import Storage, default_storage
+
+from catalog.models import RecordImage, Runway, RunwayImage, StreetSnap, StreetSnapImage
+from catalog.renditions import RenderError, render
+from catalog.storage import rendition_key, rendition_put
+
+logger = logging.getLogger(__name__)
+
+Status = RecordImage.RenditionStatus
+type Outcome = Literal["done", "skipped", "missing", "failed"]
+
+# KIND in `--record KIND:ID` and in the rq job's arguments: the ingest payload's words.
+RECORD_MODELS: dict[str, type[Runway] | type[StreetSnap]] = {
+    "runway": Runway,
+    "street": StreetSnap,
+}
+IMAGE_MODELS: dict[str, type[RunwayImage] | type[StreetSnapImage]] = {
+    "runway": RunwayImage,
+    "street": StreetSnapImage,
+}
+_IMAGE_PARENT = {"runway": "runway_id", "street": "street_snap_id"}
+_ERROR_MAX = 300
+
+
+class Transient(Exception):
+    """Storage failed; trying again later may help."""
+
+
+@dataclass
+class Tally:
+    done: int = 0
+    skipped: int = 0
+    missing: int = 0
+    failed: int = 0
+    problems: list[str] = field(default_factory=list)  # "runway image 12: reason"
+
+    def add(self, outcome: Outcome, problem: str = "") -> None:
+        setattr(self, outcome, getattr(self, outcome) + 1)
+        if problem:
+            self.problems.append(problem)
+
+    @property
+    def total(self) -> int:
+        return self.done + self.skipped + self.missing + self.failed
+
+
+def image_renditions_make(
+    *,
+    image: RunwayImage | StreetSnapImage,
+    force: bool = False,
+    final_attempt: bool = True,
+    storage: Storage | None = None,
+) -> tuple[Outcome, str]:
+    """Make ``image``'s renditions; returns the outcome and, unless done or skipped, why.
+
+    Skips an image whose renditions are made (``force`` makes them again). Raises
+    :class:`Transient` for a storage error unless ``final_attempt``.
+    """
+    if image.rendition_status == Status.DONE and not force:
+        return "skipped", ""
+    storage = storage or default_storage
+    try:
+        with storage.open(image.storage_key, "rb") as original:
+            data = original.read()
+    except FileNotFoundError:
+        return "missing", _fail(image, f"original missing in storage: {image.storage_key}")
+    except Exception as exc:  # noqa: BLE001 - boto3, OSError...: any storage error is retried
+        if not storage_has(storage, image.storage_key):
+            return "missing", _fail(image, f"original missing in storage: {image.storage_key}")
+        return _transient(image, f"reading the original: {_short(exc)}", final_attempt)
+    try:
+        rendered = render(data, max_pixels=settings.INGEST_MAX_IMAGE_PIXELS)
+    except RenderError as exc:
+        return "failed", _fail(image, f"cannot render the original: {exc.reason}")
+    sha1 = image.sha1 or hashlib.sha1(data, usedforsecurity=False).hexdigest()
+    renditions = []
+    try:
+        for rendition in rendered.renditions:
+            key = rendition_key(sha1=sha1, width=rendition.width)
+            rendition_put(key=key, data=rendition.data, storage=storage)
+            renditions.append({"width": rendition.width, "height": rendition.height, "key": key})
+    except Exception as exc:  # noqa: BLE001 - as above
+        return _transient(image, f"storing a rendition: {_short(exc)}", final_attempt)
+    # Only now, with every object in storage. sha1 is filled for legacy rows that had none
+    # (their renditions' keys come from it).
+    type(image).objects.filter(pk=image.pk).update(
+        sha1=sha1,
+        renditions=renditions,
+        placeholder=rendered.placeholder,
+        color=rendered.color,
+        rendition_status=Status.DONE,
+        rendition_error="",
+    )
+    return "done", ""
+
+
+def record_renditions_make(
+    *, kind: str, record_id: int, force: bool = False, final_attempt: bool = True
+) -> Tally:
+    """Make the renditions of every image of one album (soft-deleted ones too: an editor may
+    restore them). Raises :class:`Transient` on a storage error unless ``final_attempt``;
+    the images done before it keep their renditions, so a retry only does the rest."""
+    tally = Tally()
+    images = IMAGE_MODELS[kind].objects.filter(**{_IMAGE_PARENT[kind]: record_id}).order_by("pk")
+    for image in images:
+        outcome, problem = image_renditions_make(
+            image=image, force=force, final_attempt=final_attempt
+        )
+        tally.add(outcome, f"{kind} image {image.pk}: {problem}" if problem else "")
+    return tally
+
+
+def storage_has(storage: Storage, key: str) -> bool:
+    try:
+        return storage.exists(key)
+    except Exception:  # noqa: BLE001 - unknown: assume it is there, so the error is retried
+        return True
+
+
+def _transient(image: RecordImage, error: str, final_attempt: bool) -> tuple[Outcome, str]:
+    if not final_attempt:
+        raise Transient(error)
+    return "failed", _fail(image, error)
+
+
+def _fail(image: RecordImage, error: str) -> str:
+    # The renditions already listed stay: they are in storage (a --force rerun that failed).
+    type(image).objects.filter(pk=image.pk).exclude(rendition_status=Status.DONE).update(
+        rendition_status=Status.FAILED, rendition_error=error[:_ERROR_MAX]
+    )
+    logger.warning("renditions of %s: %s", image, error)
+    return error
+
+
+def _short(exc: Exception) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 200 else text[:199] + "…"

@@ -1,0 +1,31 @@
+"""The maintenance schedule, for rq's cron scheduler: `python manage.py rqcron config.cron`
+(`make scheduler`). It only enqueues; the workers serving the `maintenance` queue run the jobs.
+
+Each schedule is a cron string or a number of seconds (settings.MAINTENANCE_*_SCHEDULE). Two
+schedulers running by mistake enqueue each job twice: harmless, every job is idempotent and
+gc_media runs one at a time (ingest.tasks). One scheduler is the intended set-up.
+"""
+
+from django.conf import settings
+from rq import cron
+
+from ingest import tasks
+
+
+def _when(schedule: str) -> dict:
+    schedule = schedule.strip()
+    return {"interval": int(schedule)} if schedule.isdigit() else {"cron": schedule}
+
+
+for func, schedule, timeout in (
+    (tasks.reconcile, settings.MAINTENANCE_RECONCILE_SCHEDULE, 300),
+    (tasks.purge_webhook_ids, settings.MAINTENANCE_PURGE_WEBHOOK_IDS_SCHEDULE, 600),
+    (tasks.gc_media, settings.MAINTENANCE_GC_MEDIA_SCHEDULE, 6 * 3600),
+):
+    cron.register(
+        func,
+        queue_name=settings.MAINTENANCE_QUEUE,
+        job_timeout=timeout,
+        result_ttl=24 * 3600,
+        **_when(schedule),
+    )

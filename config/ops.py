@@ -1,0 +1,40 @@
+"""Endpoints for the machines around the app: /healthz, /readyz, /metrics.
+
+They are answered by a middleware near the top of the stack, before Django checks the Host
+header and before the HTTPS redirect: a container's HEALTHCHECK, a kubelet probe or a
+Prometheus scrape reaches the process by its address over plain HTTP, a Host no
+ALLOWED_HOSTS lists. Nothing below runs for them (no session, no CSRF, no throttle, no cache).
+"""
+
+from asgiref.sync import async_to_sync
+from django.conf import settings
+
+from config import health, metrics
+
+_ENDPOINTS = {
+    "/healthz": health.liveness,
+    "/readyz": async_to_sync(health.readiness),
+    "/metrics": metrics.metrics_view,
+}
+
+
+class OpsEndpointsMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        view = _ENDPOINTS.get(request.path_info)
+        if view is None:
+            return self.get_response(request)
+        return view(request)
+
+
+def client_ip(request) -> str:
+    """The client's address as the public API's throttle sees it (DRF's NUM_PROXIES rule), so
+    the admin lockout counts clients behind the same proxies the same way."""
+    num_proxies = settings.REST_FRAMEWORK.get("NUM_PROXIES") or 0
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    if num_proxies and forwarded:
+        addresses = [address.strip() for address in forwarded.split(",")]
+        return addresses[-min(num_proxies, len(addresses))]
+    return request.META.get("REMOTE_ADDR", "")

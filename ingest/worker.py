@@ -1,0 +1,79 @@
+"""The rq worker class the deployment runs (``settings.RQ["WORKER_CLASS"]``): rq's own forking
+worker, made to ride out a Redis outage.
+
+rq already waits for Redis while a worker is idle (its dequeue loop reconnects with backoff).
+An outage while a job runs ends the worker, though: the heartbeat it sends while watching the
+work horse raises, and its main loop quits on any such error ("found an unhandled exception,
+quitting"), as does its scheduler process. The job does not need Redis: its database row is
+the truth, the horse finishes it there, and reconcile enqueues whatever Redis lost. So this
+worker keeps watching the horse through the outage, then waits for Redis with backoff,
+registers again if Redis came back empty, restarts its scheduler, and goes on.
+"""
+
+import time
+
+from django.conf import settings
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from rq.worker import Worker
+
+REDIS_DOWN = (RedisConnectionError, RedisTimeoutError)
+
+
+class IngestWorker(Worker):
+    max_connection_wait_time = 30.0  # the longest pause between two tries to reach Redis
+
+    def __init__(self, *args, **kwargs) -> None:
+        # The interval of the heartbeats reconcile judges a started job by.
+        kwargs.setdefault("job_monitoring_interval", settings.INGEST_WORKER_HEARTBEAT_SECONDS)
+        super().__init__(*args, **kwargs)
+
+    def execute_job(self, job, queue) -> None:
+        try:
+            super().execute_job(job, queue)
+        except REDIS_DOWN as exc:
+            self.log.warning(
+                "Worker %s: Redis unavailable after job %s: %s", self.name, job.id, exc
+            )
+            self.wait_for_redis()
+
+    def maintain_heartbeats(self, job, execution) -> None:
+        try:
+            super().maintain_heartbeats(job, execution)
+        except REDIS_DOWN as exc:
+            # Keep watching the horse: it needs no Redis to finish the job.
+            self.log.warning("Worker %s: heartbeat failed, Redis unavailable: %s", self.name, exc)
+
+    def check_for_suspension(self, burst: bool) -> None:
+        try:
+            super().check_for_suspension(burst)
+        except REDIS_DOWN:
+            self.wait_for_redis()
+
+    def wait_for_redis(self) -> None:
+        """Return once Redis answers again (or a stop was asked for), re-registered in it."""
+        pause = 1.0
+        while not self._stop_requested:
+            try:
+                self.connection.ping()
+                break
+            except REDIS_DOWN as exc:
+                self.log.warning(
+                    "Worker %s: Redis unavailable (%s); trying again in %.0fs",
+                    self.name,
+                    exc,
+                    pause,
+                )
+                time.sleep(pause)
+                pause = min(pause * 2, self.max_connection_wait_time)
+        if self._stop_requested:
+            return
+        try:
+            if not self.connection.exists(self.key):
+                self.register_birth()  # Redis restarted empty: no record of this worker is left
+            scheduler = self.scheduler
+            if scheduler and (not scheduler._process or not scheduler._process.is_alive()):
+                scheduler.acquire_locks(auto_start=True)  # its process quits on an outage
+        except REDIS_DOWN:
+            self.log.warning("Worker %s: Redis went away again", self.name)
+        self.log.info("Worker %s: Redis is back", self.name)

@@ -1,0 +1,128 @@
+"""`manage.py renditions`, the backfill: every image without renditions gets them, existing ones
+are skipped (--force redoes), --record limits it to one album, a missing or broken original is
+reported, and an interrupted run carries on when run again. Threads of the command use their
+own database connections, so the rows must be committed: transactional tests."""
+
+import hashlib
+import io
+import signal
+import threading
+
+import pytest
+from django.core.files.storage import default_storage
+from django.core.management import CommandError, call_command
+from PIL import Image
+from skimage import data as skdata
+
+from catalog import rendering
+from catalog.models import RunwayImage, StreetSnapImage
+from catalog.storage import image_store
+from tests.factories import RunwayFactory, RunwayImageFactory, StreetSnapImageFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "camera", "immunohistochemistry")
+
+
+def photo_jpeg(name: str, n: int = 0) -> bytes:
+    image = Image.fromarray(getattr(skdata, name)()).convert("RGB").resize((900 + n, 600))
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=85)
+    return out.getvalue()
+
+
+def stored(factory, data: bytes, **fields):
+    sha1 = hashlib.sha1(data).hexdigest()  # noqa: S324 - a content address
+    key = image_store(data=data, sha1=sha1, mime_type="image/jpeg")
+    return factory(storage_key=key, sha1=sha1, width=900, height=600, **fields)
+
+
+def run(*args) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("renditions", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def statuses(model=RunwayImage) -> list[str]:
+    return list(model.objects.order_by("pk").values_list("rendition_status", flat=True))
+
+
+def test_the_backfill_fills_every_image_and_says_what_it_did():
+    runway = RunwayFactory()
+    for n, name in enumerate(PHOTOS[:4]):
+        stored(RunwayImageFactory, photo_jpeg(name, n), runway=runway)
+    stored(StreetSnapImageFactory, photo_jpeg("camera"))
+    RunwayImageFactory(runway=runway)  # its original is not in storage
+    broken = RunwayImageFactory(runway=runway, storage_key="images/00/broken.jpg")
+    default_storage.save(broken.storage_key, io.BytesIO(b"\xff\xd8\xffnot a jpeg"))
+
+    out, err = run("--workers", "2")
+
+    assert "done 5, skipped 0, original missing 1, failed 1" in out
+    assert "original missing in storage" in out and f"runway image {broken.pk}" in out
+    assert "images/s" in err  # the progress line
+    assert statuses().count("done") == 4 and statuses(StreetSnapImage) == ["done"]
+
+    # A second run skips what is there; the two that cannot be made are tried again.
+    out, _ = run()
+    assert "done 0, skipped 5, original missing 1, failed 1" in out
+
+
+def test_force_redoes_and_record_limits_to_one_album():
+    first, second = RunwayFactory(), RunwayFactory()
+    a = stored(RunwayImageFactory, photo_jpeg("astronaut"), runway=first)
+    b = stored(RunwayImageFactory, photo_jpeg("coffee"), runway=second)
+
+    out, _ = run("--record", f"runway:{first.pk}")
+    assert "done 1, skipped 0" in out
+    assert (a.pk < b.pk) and statuses() == ["done", "pending"]
+
+    out, _ = run("--record", f"runway:{first.pk}", "--force")
+    assert "done 1, skipped 0" in out
+
+    with pytest.raises(CommandError, match="KIND:ID"):
+        run("--record", "runway")
+    with pytest.raises(CommandError, match="no street"):
+        run("--record", "street:999999")
+
+
+def test_an_interrupted_run_carries_on_when_run_again(monkeypatch):
+    # Given eight images, and a run that is interrupted (SIGINT, as Ctrl-C sends) while it
+    # renders the third
+    runway = RunwayFactory()
+    for n in range(8):
+        stored(RunwayImageFactory, photo_jpeg(PHOTOS[n % len(PHOTOS)], n), runway=runway)
+    real = rendering.image_renditions_make
+    calls = []
+    lock = threading.Lock()
+
+    def interrupt_on_third(**kwargs):
+        with lock:
+            calls.append(kwargs["image"].pk)
+            third = len(calls) == 3
+        if third:
+            signal.raise_signal(signal.SIGINT)  # delivered to the main thread, as Ctrl-C is
+        return real(**kwargs)
+
+    from catalog.management.commands import renditions as command
+
+    monkeypatch.setattr(command, "image_renditions_make", interrupt_on_third)
+
+    with pytest.raises(SystemExit) as exited:
+        run("--workers", "1")
+
+    # Then it stopped early, each image whole or untouched, and said so
+    assert exited.value.code == 130
+    done_first = statuses().count("done")
+    assert 3 <= done_first < 8
+    assert all(
+        (image.rendition_status == "done") == bool(image.renditions)
+        for image in RunwayImage.objects.all()
+    )
+
+    # When it runs again, it does the rest and nothing twice
+    monkeypatch.setattr(command, "image_renditions_make", real)
+    out, _ = run("--workers", "2")
+
+    assert f"done {8 - done_first}, skipped {done_first}, original missing 0, failed 0" in out
+    assert statuses() == ["done"] * 8

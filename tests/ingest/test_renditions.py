@@ -1,0 +1,185 @@
+"""Renditions as ingest makes them: a follow-up job per album on the ingest queue (a real rq
+worker), retried on storage errors without touching the record or its job; in-process in the
+embedded mode; and on S3 (moto), objects with the right headers whose public URLs answer."""
+
+import json
+import urllib.request
+import uuid
+
+import boto3
+import pytest
+from rq import SimpleWorker
+
+from catalog import rendering
+from catalog.models import Runway, RunwayImage
+from catalog.rendering import record_renditions_make
+from ingest import inline
+from ingest.models import IngestJob
+from ingest.serializers import album_validate
+from ingest.services import ingest_job_accept
+from tests.factories import BrandFactory
+from tests.ingest.conftest import jpeg, runway_album
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _brand():
+    BrandFactory(name="Acme", slug="acme")
+
+
+def photos(image_server, n=3) -> list[str]:
+    names = ("astronaut", "coffee", "chelsea", "rocket")
+    return [image_server.add(f"/{i}.jpg", jpeg(names[i % 4], size=600 + i)) for i in range(n)]
+
+
+def accept(urls) -> IngestJob:
+    return ingest_job_accept(
+        webhook_id=f"msg_{uuid.uuid4().hex}", album=album_validate(runway_album(urls))
+    )
+
+
+def burst(queue) -> None:
+    SimpleWorker([queue], connection=queue.connection, name=f"{queue.name}-simple").work(burst=True)
+
+
+def statuses() -> list[str]:
+    return list(RunwayImage.objects.order_by("pk").values_list("rendition_status", flat=True))
+
+
+def test_a_worker_makes_the_renditions_after_the_record(rq_queue, image_server):
+    job = accept(photos(image_server))
+
+    burst(rq_queue)  # the ingest job, then the renditions job it enqueued
+
+    job.refresh_from_db()
+    assert job.status == "succeeded" and job.attempts == 1
+    assert statuses() == ["done"] * 3
+    for image in RunwayImage.objects.all():
+        assert [r["width"] for r in image.renditions] == [400]  # 600 px wide: no 1200
+        assert image.placeholder and image.color
+
+
+def test_a_failing_rendition_step_is_retried_and_leaves_the_record_and_job_alone(
+    rq_queue, image_server, settings, monkeypatch
+):
+    # Given storage that fails the first two rendition puts (rq retries at once: interval 0)
+    settings.INGEST_RETRY_INTERVALS = [0, 0]
+    real_put = rendering.rendition_put
+    failures = {"left": 2}
+
+    def flaky_put(**kwargs):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise OSError("storage unavailable")
+        real_put(**kwargs)
+
+    monkeypatch.setattr(rendering, "rendition_put", flaky_put)
+    job = accept(photos(image_server))
+
+    burst(rq_queue)
+
+    # Then the record was written once and its job succeeded on its first attempt, and the
+    # renditions came on a retry
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.error) == ("succeeded", 1, "")
+    runway = Runway.objects.get()
+    assert (runway.status, runway.image_count) == ("pending", 3)
+    assert statuses() == ["done"] * 3
+
+
+def test_after_the_last_attempt_the_images_have_no_renditions_and_say_why(
+    rq_queue, image_server, settings, monkeypatch
+):
+    settings.INGEST_RETRY_INTERVALS = [0]
+
+    def down(**kwargs):
+        raise OSError("storage unavailable")
+
+    monkeypatch.setattr(rendering, "rendition_put", down)
+    job = accept(photos(image_server, n=2))
+
+    burst(rq_queue)
+
+    job.refresh_from_db()
+    assert job.status == "succeeded"
+    assert Runway.objects.get().image_count == 2
+    assert statuses() == ["failed", "failed"]
+    image = RunwayImage.objects.first()
+    assert image.renditions == [] and "storage unavailable" in image.rendition_error
+
+
+def test_a_rerun_of_the_renditions_job_writes_nothing_new(image_server, django_assert_num_queries):
+    accept(photos(image_server, n=2))  # embedded mode: the job and its renditions in-process
+    assert inline.wait_idle(timeout=120)
+    runway = Runway.objects.get()
+    assert statuses() == ["done", "done"]
+    before = list(RunwayImage.objects.values_list("pk", "renditions", "placeholder", "color"))
+
+    with django_assert_num_queries(1):  # reads the images, writes nothing
+        tally = record_renditions_make(kind="runway", record_id=runway.pk)
+
+    assert (tally.done, tally.skipped) == (0, 2)
+    after = list(RunwayImage.objects.values_list("pk", "renditions", "placeholder", "color"))
+    assert after == before
+
+
+def test_the_embedded_mode_makes_renditions_in_process(crawler, image_server, settings):
+    assert settings.REDIS_URL == ""
+
+    response = crawler.post(runway_album(photos(image_server, n=2)))
+
+    assert response.status_code == 202
+    assert inline.wait_idle(timeout=120)
+    assert IngestJob.objects.get().status == "succeeded"
+    assert statuses() == ["done", "done"]
+
+
+def test_on_s3_renditions_carry_their_headers_and_public_urls_answer(
+    s3_storage, moto_s3, image_server, client
+):
+    # Given an album ingested into the bucket with its renditions (in-process), then published
+    accept([image_server.add("/big.jpg", jpeg("astronaut", size=1300))])
+    assert inline.wait_idle(timeout=120)
+    runway = Runway.objects.get()
+    Runway.objects.filter(pk=runway.pk).update(status="published")
+
+    # When the frontend reads the public detail
+    detail = client.get(f"/api/v1/runways/{runway.pk}/").json()
+
+    # Then each rendition is an object with the immutable headers, and its URL answers
+    [image] = detail["images"]
+    assert [r["width"] for r in image["renditions"]] == [400, 1200]
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=moto_s3,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    for rendition in RunwayImage.objects.get().renditions:
+        head = s3.head_object(Bucket=s3_storage, Key=rendition["key"])
+        assert head["ContentType"] == "image/webp"
+        assert head["CacheControl"] == "public, max-age=31536000, immutable"
+    # Public reads, as the archive's bucket (or its CDN) allows them.
+    s3.put_bucket_policy(
+        Bucket=s3_storage,
+        Policy=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": "*",
+                        "Action": "s3:GetObject",
+                        "Resource": f"arn:aws:s3:::{s3_storage}/*",
+                    }
+                ],
+            }
+        ),
+    )
+    for rendition in image["renditions"]:
+        with urllib.request.urlopen(rendition["url"], timeout=10) as answer:  # noqa: S310
+            assert answer.status == 200
+            assert answer.headers["Content-Type"] == "image/webp"
+    assert image["srcset"].endswith("1200w")

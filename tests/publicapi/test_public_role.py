@@ -1,0 +1,128 @@
+"""Defence in depth: the role `create_public_role` makes reads the public_* views and nothing
+else, and with PUBLIC_DATABASE_URL the API reads through it (config.routers)."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from tests.factories import RunwayFactory
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "public-role-password"  # noqa: S105
+
+
+@pytest.fixture
+def public_role():
+    # Roles are cluster-wide: named after this run's test database, dropped afterwards.
+    name = f"{connection.settings_dict['NAME']}_public_reader"
+    out = io.StringIO()
+    call_command("create_public_role", name, "--password", PASSWORD, "--execute", stdout=out)
+    yield name
+    with connection.cursor() as cursor:
+        cursor.execute(f'DROP OWNED BY "{name}"')
+        cursor.execute(f'DROP ROLE "{name}"')
+
+
+def connect_as(role: str) -> psycopg.Connection:
+    db = connection.settings_dict
+    return psycopg.connect(
+        host=db["HOST"],
+        port=db["PORT"],
+        dbname=db["NAME"],
+        user=role,
+        password=PASSWORD,
+        autocommit=True,
+    )
+
+
+def test_the_role_reads_the_public_views_and_nothing_else(public_role):
+    published = RunwayFactory(published=True)
+    RunwayFactory()  # pending
+
+    with connect_as(public_role) as conn:
+        ids = [row[0] for row in conn.execute("SELECT id FROM public_brand_runways")]
+        assert ids == [published.pk]
+        for statement in (
+            "SELECT * FROM brand_runways",
+            "SELECT * FROM ingest_jobs",
+            "SELECT * FROM auth_user",
+            "DELETE FROM brand_runways",
+            "UPDATE brand_runways SET status = 'published'",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
+
+
+def test_the_sql_is_printed_without_execute():
+    out = io.StringIO()
+
+    call_command("create_public_role", "archive_public", stdout=out)
+
+    sql = out.getvalue()
+    assert 'CREATE ROLE "archive_public" LOGIN' in sql
+    assert 'GRANT SELECT ON "public_brand_runway_images", "public_brand_runways"' in sql
+    assert 'brand_runways"' not in sql.replace('"public_brand_runways"', "")
+
+
+def test_the_api_reads_through_the_public_connection(public_role):
+    # given: a published show, and a process configured as production would be
+    published = RunwayFactory(published=True)
+    db = connection.settings_dict
+    env = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG"}}
+    env |= {
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "PUBLIC_DATABASE_URL": (
+            f"postgres://{public_role}:{PASSWORD}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+        ),
+        "SECURE_SSL_REDIRECT": "false",
+        "ALLOWED_HOSTS": "testserver",
+        "LOG_LEVEL": "ERROR",
+    }
+    code = f"""
+import django, json
+django.setup()
+from django.db import connections
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+with CaptureQueriesContext(connections["public"]) as public:
+    with CaptureQueriesContext(connections["default"]) as default:
+        listing = Client().get("/api/v1/runways/")
+        detail = Client().get("/api/v1/runways/{published.pk}/")
+print(json.dumps({{
+    "statuses": [listing.status_code, detail.status_code],
+    "ids": [row["id"] for row in listing.json()["results"]],
+    "user": connections["public"].settings_dict["USER"],
+    "public_queries": len(public), "default_queries": len(default),
+}}))
+"""
+
+    # when: it serves the API
+    result = subprocess.run(  # noqa: S603 - our own interpreter, fixed code
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    # then: every read went through the role, and the API answered
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["statuses"] == [200, 200]
+    assert report["ids"] == [published.pk]
+    assert report["user"] == public_role
+    assert report["public_queries"] >= 2
+    assert report["default_queries"] == 0
