@@ -87,6 +87,8 @@ class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
         if self.image_model is None:
             return super().get_object()
         pk = self.kwargs[self.lookup_field]
+        if len(pk) > 18:  # beyond any id (and a bigint: SQLite's driver would overflow)
+            raise NotFound()
         images = list(
             self.image_model.objects.filter(**{f"{self.record_field}_id": pk})
             .select_related(self.record_field)
