@@ -127,6 +127,7 @@ def main() -> None:
         REDIS_URL=REDIS,
         PUBLIC_API_THROTTLE_RATE=RATE,
         SECURE_SSL_REDIRECT="false",
+        LOG_LEVEL="WARNING",  # no access line per request, on either side
         DJANGO_SETTINGS_MODULE="config.settings",
     )
     import django
