@@ -108,8 +108,14 @@ def test_an_interrupted_run_carries_on_when_run_again(monkeypatch):
 
     monkeypatch.setattr(command, "image_renditions_make", interrupt_on_third)
 
-    with pytest.raises(SystemExit) as exited:
-        run("--workers", "1")
+    # Python's own Ctrl-C handler, as `manage.py` has it: an rq worker run earlier in this
+    # process (tests/ingest) leaves its own SIGINT handler behind.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(SystemExit) as exited:
+            run("--workers", "1")
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
     # Then it stopped early, each image whole or untouched, and said so
     assert exited.value.code == 130

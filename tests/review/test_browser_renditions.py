@@ -1,0 +1,96 @@
+"""The review page of a 60-photo album in a real browser transfers the 400 px renditions, not the
+originals: under 3 MB of images where the originals weigh more than 15 MB. The originals still
+open on click."""
+
+import hashlib
+import io
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import User
+from PIL import Image
+from playwright.sync_api import expect
+from skimage import data as skdata
+
+from catalog.rendering import record_renditions_make
+from catalog.storage import image_store
+from tests.factories import RunwayFactory, RunwayImageFactory
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "camera", "immunohistochemistry")
+IMAGES = 60
+
+
+def runway_photo(n: int) -> bytes:
+    """A distinct 1400x2100 JPEG (q90, with grain so it weighs what a camera file does)."""
+    base = Image.fromarray(getattr(skdata, PHOTOS[n % len(PHOTOS)])()).convert("RGB")
+    pixels = np.asarray(base.resize((1400, 2100), Image.Resampling.BILINEAR), dtype=np.float32)
+    pixels += np.random.default_rng(n).normal(0, 6, size=pixels.shape[:2])[..., None]
+    out = io.BytesIO()
+    Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).save(out, "JPEG", quality=90)
+    return out.getvalue()
+
+
+def test_a_60_image_album_page_transfers_renditions_not_originals(live_server, browser_page):
+    page = browser_page
+    # Given a 60-photo album whose originals total more than 15 MB, with its renditions made
+    runway = RunwayFactory(title="Acme Sixty Looks")
+    originals = 0
+    for n in range(IMAGES):
+        data = runway_photo(n)
+        originals += len(data)
+        sha1 = hashlib.sha1(data).hexdigest()  # noqa: S324 - a content address
+        key = image_store(data=data, sha1=sha1, mime_type="image/jpeg")
+        image = RunwayImageFactory(
+            runway=runway, storage_key=key, sha1=sha1, width=1400, height=2100, sort_order=n
+        )
+        if n == 0:
+            runway.cover = image
+    runway.image_count = IMAGES
+    runway.save()
+    assert record_renditions_make(kind="runway", record_id=runway.pk).done == IMAGES
+    assert originals > 15_000_000
+    User.objects.create_superuser("chief", password="chief-pw-2026")
+
+    image_bytes = {"total": 0, "originals": 0}
+
+    def count(response):
+        if response.request.resource_type == "image" and response.status == 200:
+            size = len(response.body())
+            image_bytes["total"] += size
+            if "/images/" in response.url:
+                image_bytes["originals"] += 1
+
+    # When an editor opens the list, then the album, and scrolls through every photo
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", "chief")
+    page.fill("#id_password", "chief-pw-2026")
+    page.click("input[type=submit]")
+    page.goto(f"{live_server.url}/admin/catalog/runway/")
+    cover = page.locator(".review-list-thumb").first
+    expect(cover).to_have_js_property("complete", True)
+    assert "/renditions/" in cover.get_attribute("src")
+    page.on("response", count)
+    page.goto(f"{live_server.url}/admin/catalog/runway/{runway.pk}/change/")
+    tiles = page.locator(".review-tile img")
+    expect(tiles).to_have_count(IMAGES)
+    # (The dense grid puts all 60 within the browser's lazy-loading distance of the first
+    # screen; test_browser_review's 500-image album shows that the others wait.)
+    for index in range(IMAGES):
+        tile = tiles.nth(index)
+        tile.scroll_into_view_if_needed()
+        expect(tile).to_have_js_property("complete", True)
+        assert tile.evaluate("img => img.naturalWidth") == 400
+    page.wait_for_load_state("networkidle")
+
+    # Then the page fetched 60 renditions and no original, well under 3 MB in all
+    assert image_bytes["originals"] == 0
+    assert 0 < image_bytes["total"] < 3_000_000, image_bytes
+    # And a click still opens the original.
+    first_link = page.locator(".review-tile a").first
+    assert first_link.get_attribute("href").endswith(".jpg")
+    print(
+        f"\n60-image album page: {image_bytes['total'] / 1e6:.2f} MB of images transferred, "
+        f"originals {originals / 1e6:.1f} MB"
+    )
