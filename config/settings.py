@@ -247,6 +247,11 @@ INGEST_DOWNLOAD_BUDGET = env.float("INGEST_DOWNLOAD_BUDGET", default=600.0)
 # photos land within 6; different photos start at 18, and different people's aligned faces (the
 # closest stand-in for one runway's looks) at 10. 7 costs the same index probes as 6.
 INGEST_DUPLICATE_MAX_DISTANCE = env.int("INGEST_DUPLICATE_MAX_DISTANCE", default=7)
+
+# An editor's soft claim on the album they have open (review.models.ReviewClaim) lapses
+# after this long without a sign of life from their page (the page pings once a minute
+# while the editor is active).
+REVIEW_CLAIM_SECONDS = env.int("REVIEW_CLAIM_SECONDS", default=300)
 # Seconds between rq's retries of a job that hit a transient error (timeouts, 5xx, storage,
 # database connection); one attempt more than there are intervals. Needs the worker's
 # scheduler (`rqworker --with-scheduler`).

@@ -151,7 +151,7 @@ def test_the_same_bytes_twice_are_stored_once(acme, image_server):
         "repeated": 1,
         "duplicates": 0,
     }
-    assert "same bytes as image 0" in job.report["issues"][0]["reason"]
+    assert "same bytes as image 1" in job.report["issues"][0]["reason"]
 
 
 def test_one_url_listed_twice_is_downloaded_once(acme, image_server):
