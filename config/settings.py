@@ -3,7 +3,7 @@
 Every variable has a safe development default so `make run` works with no service at all
 (SQLite, local media, in-process jobs). Production sets DEBUG=false, a real SECRET_KEY,
 ALLOWED_HOSTS, DATABASE_URL, REDIS_URL and a bucket; `manage.py check --deploy` then reports
-nothing. The README lists every variable.
+nothing. docs/operations.md lists every variable.
 """
 
 from datetime import timedelta
@@ -227,6 +227,10 @@ INGEST_MAX_IMAGES = env.int("INGEST_MAX_IMAGES", default=500)
 INGEST_MAX_BODY_BYTES = env.int("INGEST_MAX_BODY_BYTES", default=1024 * 1024)
 INGEST_MAX_IMAGE_BYTES = env.int("INGEST_MAX_IMAGE_BYTES", default=25 * 1024 * 1024)
 INGEST_MAX_IMAGE_PIXELS = env.int("INGEST_MAX_IMAGE_PIXELS", default=64_000_000)
+# Decoded pixels all of a worker's parallel downloads may hold at once (ingest/memory.py); an
+# image whose decode alone needs more is refused. With the bodies (INGEST_DOWNLOAD_WORKERS x
+# INGEST_MAX_IMAGE_BYTES) it bounds a worker's memory: measured in docs/hashing.md.
+INGEST_DECODE_MEMORY_BYTES = env.int("INGEST_DECODE_MEMORY_BYTES", default=256 * 1024 * 1024)
 INGEST_CONNECT_TIMEOUT = env.float("INGEST_CONNECT_TIMEOUT", default=5.0)
 INGEST_READ_TIMEOUT = env.float("INGEST_READ_TIMEOUT", default=10.0)
 INGEST_IMAGE_DEADLINE = env.float("INGEST_IMAGE_DEADLINE", default=30.0)
@@ -247,6 +251,11 @@ INGEST_DOWNLOAD_BUDGET = env.float("INGEST_DOWNLOAD_BUDGET", default=600.0)
 # photos land within 6; different photos start at 18, and different people's aligned faces (the
 # closest stand-in for one runway's looks) at 10. 7 costs the same index probes as 6.
 INGEST_DUPLICATE_MAX_DISTANCE = env.int("INGEST_DUPLICATE_MAX_DISTANCE", default=7)
+
+# An editor's soft claim on the album they have open (review.models.ReviewClaim) lapses
+# after this long without a sign of life from their page (the page pings once a minute
+# while the editor is active).
+REVIEW_CLAIM_SECONDS = env.int("REVIEW_CLAIM_SECONDS", default=300)
 # Seconds between rq's retries of a job that hit a transient error (timeouts, 5xx, storage,
 # database connection); one attempt more than there are intervals. Needs the worker's
 # scheduler (`rqworker --with-scheduler`).

@@ -58,8 +58,9 @@ from ingest.hashing import (
     band_probes,
     hamming,
 )
+from ingest.memory import decode_budget
 from ingest.models import IngestJob
-from ingest.report import Report
+from ingest.report import Report, image_name
 from ingest.services import (
     Claim,
     Superseded,
@@ -542,7 +543,7 @@ def _download_one(
         return Refusal(exc.reason, exc.transient)
     try:
         # Only the bytes decide what this is; the Content-Type the server claimed does not.
-        analysed = analyse_image(fetched.body, max_pixels=max_pixels)
+        analysed = analyse_image(fetched.body, max_pixels=max_pixels, memory=decode_budget())
     except ImageRefused as exc:
         return Refusal(exc.reason, transient=False)
     try:
@@ -655,7 +656,7 @@ def _new_images(
                 what = f"{kind.image_label} {existing_id}"
             else:
                 dup_of_position = earlier
-                what = f"image {stored[earlier].index} of this album"
+                what = f"{image_name(stored[earlier].index)} of this album"
             report.image_duplicate(
                 index=item.index,
                 url=item.url,
@@ -749,8 +750,8 @@ def _attach_details(
             report.issue(
                 index=item.index,
                 url=item.url,
-                reason=f"stored as a main image: its parent (image {item.album_image['parent']})"
-                " was not stored as a main image",
+                reason="stored as a main image: its parent "
+                f"({image_name(item.album_image['parent'])}) was not stored as a main image",
             )
             attached.append(image)
             continue
