@@ -211,6 +211,10 @@ WHITENOISE_USE_FINDERS = DEBUG
 # Each ingested album gets a follow-up job on the ingest queue that makes its images' WebP
 # renditions, placeholder and colour (catalog.rendering). Off: only `manage.py renditions`.
 RENDITIONS_AT_INGEST = env.bool("RENDITIONS_AT_INGEST", default=True)
+# Images of one album rendered at once by its follow-up job (threads; libvips releases the GIL).
+# 1 by default: libvips already uses every core for one image's decode and resize, and on the
+# shared 2-core bench machine two at a time were slower (bench/renditions.py, README).
+RENDITION_THREADS = env.int("RENDITION_THREADS", default=1)
 
 # --- Ingest -------------------------------------------------------------------------------
 # Secrets in the Standard Webhooks format (whsec_<base64>), comma-separated; several may be
