@@ -8,6 +8,7 @@ of the host check and the HTTPS redirect, never cached, never throttled.
 """
 
 import dataclasses
+from typing import ClassVar
 
 from django.conf import settings
 from django.db import DatabaseError, connections
@@ -27,8 +28,14 @@ class Migrated(HealthCheck):
     take traffic before `migrate` has run (its queries would name columns that do not exist)."""
 
     alias: str = "default"
+    # Once this process has seen its migrations applied they stay applied (a release never
+    # unapplies them under running code): later probes skip reading the migration graph,
+    # which costs tens of milliseconds.
+    applied: ClassVar[set[str]] = set()
 
     def run(self) -> None:
+        if self.alias in Migrated.applied:
+            return
         connection = connections[self.alias]
         try:
             executor = MigrationExecutor(connection)
@@ -39,6 +46,7 @@ class Migrated(HealthCheck):
             connection.close()  # this ran in a worker thread: its connection is its own
         if plan:
             raise ServiceUnavailable(f"{len(plan)} migration(s) not applied")
+        Migrated.applied.add(self.alias)
 
 
 class ReadinessView(HealthCheckView):

@@ -8,9 +8,9 @@ per request.
 """
 
 import logging
+import os
 import re
 import time
-import uuid
 from contextvars import ContextVar
 
 from ingest import joblog
@@ -54,7 +54,8 @@ class RequestIdMiddleware:
 
     def __call__(self, request):
         incoming = request.headers.get("X-Request-ID", "")
-        rid = incoming if _VALID_REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        # 128 random bits as hex, as uuid4().hex without building a UUID.
+        rid = incoming if incoming and _VALID_REQUEST_ID.match(incoming) else os.urandom(16).hex()
         token = request_id.set(rid)
         started = time.perf_counter()
         try:

@@ -41,6 +41,8 @@ API_REQUESTS = Counter(
     registry=_local_registry,
 )
 
+_api_children: dict[tuple[str, int], Counter] = {}
+
 DURATION_BUCKETS = (1, 2, 5, 10, 30, 60, 120, 300, 600, 900, 1800, 3600)
 QUEUE_WAIT_BUCKETS = (1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 21600, 86400)
 FINISHED = ("succeeded", "skipped", "failed")
@@ -58,7 +60,12 @@ class ApiMetricsMiddleware:
         if request.path_info.startswith("/api/v1/"):
             match = getattr(request, "resolver_match", None)
             view = match.url_name if match is not None and match.url_name else "unknown"
-            API_REQUESTS.labels(view, str(response.status_code)).inc()
+            key = (view, response.status_code)
+            child = _api_children.get(key)
+            if child is None:
+                # labels() validates and locks on every call; the children are few and fixed.
+                child = _api_children[key] = API_REQUESTS.labels(view, str(key[1]))
+            child.inc()
         return response
 
 

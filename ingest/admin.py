@@ -14,7 +14,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
 from ingest.models import IngestJob
-from ingest.report import COUNT_NAMES
+from ingest.report import COUNT_NAMES, image_name
 from ingest.services import JobStateError, ingest_job_retry
 
 
@@ -150,11 +150,11 @@ class IngestJobAdmin(admin.ModelAdmin):
         rows = format_html_join(
             "",
             "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-            ((i.get("index", ""), i.get("url", ""), i.get("reason", "")) for i in issues),
+            ((_issue_image(i.get("index")), i.get("url", ""), i.get("reason", "")) for i in issues),
         )
         note = " (truncated)" if report.get("issues_truncated") else ""
         return format_html(
-            "<table><thead><tr><th>#</th><th>URL</th><th>reason</th></tr></thead>"
+            "<table><thead><tr><th>image</th><th>URL</th><th>reason</th></tr></thead>"
             "<tbody>{}</tbody></table>{}",
             rows,
             note,
@@ -179,3 +179,8 @@ class IngestJobAdmin(admin.ModelAdmin):
                 f"Not retried (only failed or stale jobs can be): {', '.join(refused)}.",
                 messages.WARNING,
             )
+
+
+def _issue_image(index) -> str:
+    # The image's number in the album, as the record page and the report's reasons name it.
+    return image_name(index) if isinstance(index, int) else str(index or "")

@@ -60,7 +60,7 @@ from ingest.hashing import (
 )
 from ingest.memory import decode_budget
 from ingest.models import IngestJob
-from ingest.report import Report
+from ingest.report import Report, image_name
 from ingest.services import (
     Claim,
     Superseded,
@@ -656,7 +656,7 @@ def _new_images(
                 what = f"{kind.image_label} {existing_id}"
             else:
                 dup_of_position = earlier
-                what = f"image {stored[earlier].index} of this album"
+                what = f"{image_name(stored[earlier].index)} of this album"
             report.image_duplicate(
                 index=item.index,
                 url=item.url,
@@ -750,8 +750,8 @@ def _attach_details(
             report.issue(
                 index=item.index,
                 url=item.url,
-                reason=f"stored as a main image: its parent (image {item.album_image['parent']})"
-                " was not stored as a main image",
+                reason="stored as a main image: its parent "
+                f"({image_name(item.album_image['parent'])}) was not stored as a main image",
             )
             attached.append(image)
             continue

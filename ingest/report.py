@@ -16,6 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_MAX_ISSUES = 100
+
+
+def image_name(index: int) -> str:
+    """How the report names the image at `index` of the album (0-based, as sent): by its
+    number counted from 1, as the editors' admin numbers it (review.admin.image_number)."""
+    return f"image {index + 1}"
+
+
 # The report's counts, in the order the README documents them and the API and admin show them.
 COUNT_NAMES = ("received", "stored", "refused", "repeated", "duplicates")
 
@@ -46,7 +54,9 @@ class Report:
     def image_repeated(self, *, index: int, url: str, first_index: int) -> None:
         self.received += 1
         self.repeated += 1
-        self.issue(index=index, url=url, reason=f"same bytes as image {first_index}; stored once")
+        self.issue(
+            index=index, url=url, reason=f"same bytes as {image_name(first_index)}; stored once"
+        )
 
     def image_duplicate(self, *, index: int, url: str, reason: str) -> None:
         if self.duplicates >= self.stored:

@@ -27,6 +27,7 @@ class IngestWorker(Worker):
         # The interval of the heartbeats reconcile judges a started job by.
         kwargs.setdefault("job_monitoring_interval", settings.INGEST_WORKER_HEARTBEAT_SECONDS)
         super().__init__(*args, **kwargs)
+        _build_storage_client()
 
     def execute_job(self, job, queue) -> None:
         try:
@@ -77,3 +78,16 @@ class IngestWorker(Worker):
         except REDIS_DOWN:
             self.log.warning("Worker %s: Redis went away again", self.name)
         self.log.info("Worker %s: Redis is back", self.name)
+
+
+def _build_storage_client() -> None:
+    """Build the S3 storage's client once, here in the worker, before any work horse forks.
+
+    Every job runs in a fresh fork of this process, which would otherwise build its own boto3
+    client (about a second of CPU loading its service models) for each job. A fork inherits
+    this one instead; the worker itself never sends a request with it, so no connection is
+    shared between processes.
+    """
+    from django.core.files.storage import default_storage
+
+    getattr(default_storage, "connection", None)  # S3Storage only; a file system has none

@@ -10,11 +10,13 @@ the alias form set checks the aliases, and the unique constraint decides a race.
 
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
@@ -22,10 +24,12 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
-from django.http import HttpResponse, HttpResponseRedirect
+from django.http import HttpResponse, HttpResponseRedirect, JsonResponse, QueryDict
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.timesince import timesince
 
 from catalog.models import (
@@ -61,10 +65,12 @@ from review.conflicts import (
 )
 from review.forms import BrandAliasForm, BrandAliasFormSet, ReasonForm, RecordForm
 from review.models import ReviewEvent
-from review.selectors import record_review_history
+from review.selectors import claims_of_others, record_review_history
 from review.services import (
     TRANSITIONS,
     Action,
+    claim_release,
+    claim_take,
     kind_label,
     record_approve,
     record_curate_images,
@@ -101,6 +107,11 @@ def admin_url(model, view: str, *args) -> str:
     return reverse(f"admin:{opts.app_label}_{opts.model_name}_{view}", args=args)
 
 
+def original_url(image: RecordImage | None) -> str:
+    # Keys are content-addressed and public; the URL is computed, no request to the storage.
+    return default_storage.url(image.storage_key) if image is not None else ""
+
+
 def thumbnail_url(image: RecordImage | None) -> str:
     """The image's 400 px rendition, or its original where it has none (narrower than 400,
     or renditions not made yet or failed: :func:`thumbnail_is_original` says which).
@@ -128,6 +139,21 @@ def rendition_note(image: RecordImage) -> str:
     return f"narrower than {THUMBNAIL_WIDTH} px: shown as it is"
 
 
+# A stand-in image id in a URL reversed once and filled in per tile.
+IMAGE_ID = 987654321
+
+
+def image_number(image: RecordImage) -> int:
+    """An image's number in its album, the same in the ingest job's report, the grid and the
+    compare view: its place in the list the crawler sent, counted from 1 (sort_order never
+    changes once the image is stored, so neither does the number)."""
+    return image.sort_order + 1
+
+
+def image_name(image: RecordImage) -> str:
+    return f"image {image_number(image)} (id {image.pk})"
+
+
 def ingest_job_url(job_id: int | None) -> str:
     """The ingest job's admin page, when the ingest admin is installed (review does not
     import ingest: the URL name is the only link between them)."""
@@ -137,6 +163,15 @@ def ingest_job_url(job_id: int | None) -> str:
         return reverse("admin:ingest_ingestjob_change", args=[job_id])
     except NoReverseMatch:
         return ""
+
+
+def hamming_distance(image: RecordImage, other: RecordImage | None) -> int | None:
+    """Bits apart of two perceptual hashes, when both have one of the same algorithm."""
+    if other is None or image.phash is None or other.phash is None:
+        return None
+    if image.phash_algorithm != other.phash_algorithm:
+        return None
+    return ((image.phash ^ other.phash) & 0xFFFF_FFFF_FFFF_FFFF).bit_count()
 
 
 # --- List filters --------------------------------------------------------------------------
@@ -204,6 +239,14 @@ class RecordChangeList(ChangeList):
         self.show_full_result_count = True
         self.full_result_count = self.status_counts["all"]
         self.show_admin_actions = bool(self.full_result_count)
+
+
+class QueueChangeList(RecordChangeList):
+    """The list's tab, filters, search and order without its page: the queue an editor works
+    through from the record pages (RecordAdmin.queue)."""
+
+    def get_results(self, request):
+        pass  # the queue reads self.queryset itself; no page, no counts
 
 
 class RecordAdmin(admin.ModelAdmin):
@@ -301,7 +344,39 @@ class RecordAdmin(admin.ModelAdmin):
         return [F("reviewed_at").desc(nulls_last=True), "-pk"]  # latest decisions first
 
     def get_changelist(self, request, **kwargs):
-        return RecordChangeList
+        return QueueChangeList if getattr(request, "review_queue", False) else RecordChangeList
+
+    # --- the queue an editor came from ---------------------------------------------------
+    # Django's admin carries the list's query string (tab, filters, search, order) to the
+    # record page and back as `_changelist_filters`; the record page's decisions carry it
+    # on, so "next" means the next album of that list, not of the unfiltered queue.
+    def queue_filters(self, request) -> QueryDict:
+        return QueryDict(request.GET.get("_changelist_filters", ""))
+
+    def queue(self, request) -> list[int]:
+        """The ids of the albums of the editor's list, in its order (one query)."""
+        fake = copy.copy(request)
+        fake.GET = self.queue_filters(request)
+        fake.review_queue = True
+        try:
+            changelist = self.get_changelist_instance(fake)
+        except IncorrectLookupParameters:  # a hand-edited query: the plain pending queue
+            fake.GET = QueryDict()
+            changelist = self.get_changelist_instance(fake)
+        return list(changelist.queryset.values_list("pk", flat=True))
+
+    def queue_tab(self, request) -> str:
+        return status_tab(self.queue_filters(request).get("status"))
+
+    def queue_label(self, request) -> str:
+        """What the albums of the editor's list are, for "3 of 41 pending in this queue"."""
+        tab = self.queue_tab(request)
+        return "" if tab == "all" else f"{tab} "
+
+    def with_queue(self, request, url: str) -> str:
+        """`url` carrying the list the editor came from."""
+        preserved = self.get_preserved_filters(request)
+        return f"{url}?{preserved}" if preserved else url
 
     def changelist_view(self, request, extra_context=None):
         context = {
@@ -408,7 +483,8 @@ class RecordAdmin(admin.ModelAdmin):
 
     def get_fieldsets(self, request, obj=None):
         return [
-            (None, {"fields": EDITABLE_FIELDS[self.model]}),
+            # In columns (review.css): the images come first on this page.
+            (None, {"fields": EDITABLE_FIELDS[self.model], "classes": ["review-record-fields"]}),
             (
                 "Review",
                 {
@@ -445,7 +521,9 @@ class RecordAdmin(admin.ModelAdmin):
             context["review"] = self.review_context(request, obj, form["loaded"].value())
         return super().render_change_form(request, context, add, change, form_url, obj)
 
-    def review_context(self, request, obj: Record, token: str) -> dict[str, Any]:
+    def grid_context(self, request, obj: Record) -> dict[str, Any]:
+        """The image grid: what the record page shows, and what an image operation sent from
+        it (review.js) gets back to redraw the grid without reloading the page."""
         # The duplicated image's album comes along: a tile names a deleted album without
         # a link, and the page's query count stays the same however many tiles do.
         images = list(
@@ -453,17 +531,62 @@ class RecordAdmin(admin.ModelAdmin):
             .select_related("dup_of", f"dup_of__{self.record_fk}")
             .order_by("sort_order", "pk")
         )
-        tiles = {image.pk: self.tile(obj, image) for image in images}
-        pending = obj.status == Status.PENDING
-        history = record_review_history(record=obj)
-        last = history[-1] if history else None
+        # One reverse() for every tile's buttons, not one per button: at 500 images the
+        # URL resolver would be a good part of the page's time.
+        urls = {
+            "op": admin_url(obj, "image", obj.pk, IMAGE_ID, "operation"),
+            "compare": self.compare_url(request, obj, IMAGE_ID),
+        }
+        tiles = {image.pk: self.tile(obj, image, urls) for image in images}
+        flagged = [image for image in images if image.is_duplicate]
         return {
-            "token": token,
             "is_street": self.model is StreetSnap,
             "groups": self.image_groups(images, tiles),
             "image_total": len(images),
             "mains": [image for image in images if not getattr(image, "is_detail", False)],
             "can_curate": self.has_curate_permission(request, obj),
+            "attach_url": admin_url(obj, "attach", obj.pk),
+            "duplicate_total": len(flagged),
+            "review_duplicates_url": (
+                self.compare_url(request, obj, flagged[0].pk, mode=True) if flagged else ""
+            ),
+        }
+
+    def compare_url(self, request, obj: Record, image_id: int, *, mode: bool = False) -> str:
+        """The compare view of one near-duplicate; `mode`: stepping through the album's."""
+        query = QueryDict(mutable=True)
+        if request.GET.get("_changelist_filters"):
+            query["_changelist_filters"] = request.GET["_changelist_filters"]
+        if mode:
+            query["mode"] = "duplicates"
+        url = admin_url(obj, "compare", obj.pk, image_id)
+        return f"{url}?{query.urlencode()}" if query else url
+
+    def with_changelist_filters(self, request) -> str:
+        """The list the editor came from."""
+        filters = request.GET.get("_changelist_filters", "")
+        url = admin_url(self.model, "changelist")
+        return f"{url}?{filters}" if filters else url
+
+    def review_context(self, request, obj: Record, token: str) -> dict[str, Any]:
+        pending = obj.status == Status.PENDING
+        history = record_review_history(record=obj)
+        last = history[-1] if history else None
+        queue = self.queue(request)
+        holder = ""
+        if not claim_take(record=obj, user=request.user):
+            holder = claims_of_others(model=self.model, user=request.user, record_ids=[obj.pk])
+            holder = holder.get(obj.pk, "")
+        return {
+            **self.grid_context(request, obj),
+            "token": token,
+            "queue_position": queue.index(obj.pk) + 1 if obj.pk in queue else None,
+            "queue_total": len(queue),
+            "queue_label": self.queue_label(request),
+            "queue_url": self.with_changelist_filters(request),
+            "open_by": holder,
+            "claim_url": admin_url(obj, "claim", obj.pk),
+            "skip_url": self.with_queue(request, admin_url(obj, "skip", obj.pk)),
             "published_read_only": self.published_read_only(request, obj)
             and super().has_change_permission(request, obj),
             # Approving needs the publish permission, from this page as from the list. With
@@ -475,21 +598,21 @@ class RecordAdmin(admin.ModelAdmin):
             "can_reject": pending and self.has_reject_permission(request, obj),
             "can_unpublish": obj.status == Status.PUBLISHED
             and self.has_publish_permission(request, obj),
-            "approve_url": admin_url(obj, "approve", obj.pk),
-            "reject_url": admin_url(obj, "reject", obj.pk),
-            "unpublish_url": admin_url(obj, "unpublish", obj.pk),
-            "attach_url": admin_url(obj, "attach", obj.pk),
+            "approve_url": self.with_queue(request, admin_url(obj, "approve", obj.pk)),
+            "reject_url": self.with_queue(request, admin_url(obj, "reject", obj.pk)),
+            "unpublish_url": self.with_queue(request, admin_url(obj, "unpublish", obj.pk)),
             "history": history,
             "recrawled": last if last is not None and last.recrawl and pending else None,
             "ingest_job_url": ingest_job_url(obj.ingest_job_id),
         }
 
-    def tile(self, obj: Record, image: RecordImage) -> dict[str, Any]:
+    def tile(self, obj: Record, image: RecordImage, urls: dict[str, str]) -> dict[str, Any]:
         dup = image.dup_of
-        dup_url = dup_elsewhere = ""
+        dup_url = dup_elsewhere = dup_name = ""
         if image.is_duplicate and dup is not None:
             dup_record = getattr(dup, self.record_fk)
             dup_url = f"#image-{dup.pk}"
+            dup_name = f"image {image_number(dup)}"
             if dup_record.deleted_at is not None:
                 # Its album's page no longer exists: say where it was, link nowhere.
                 dup_elsewhere, dup_url = "in a deleted album", ""
@@ -499,23 +622,31 @@ class RecordAdmin(admin.ModelAdmin):
                     dup_url = admin_url(self.model, "change", dup_record.pk) + dup_url
                 if dup.deleted_at is not None:
                     dup_elsewhere = f"{dup_elsewhere}, deleted".lstrip(", ")
+            if dup_record.pk != obj.pk:
+                dup_name = f"{dup_name} (id {dup.pk})"  # the ingest report names it by id
         operations = ["delete", "cover"]
         if self.model is StreetSnap:
             operations += ["detach", "attach-previous"]
+        op, pk = urls["op"], f"/{image.pk}/"
         return {
             "image": image,
-            # The original opens on click; the tile shows the 400 rendition where there is one.
-            "url": default_storage.url(image.storage_key),
+            "number": image_number(image),
+            # The original opens full size; the tile shows the 400 rendition where there is one.
+            "full_url": original_url(image),
             "thumb": thumbnail_url(image),
             "thumb_height": (image.rendition(THUMBNAIL_WIDTH) or {}).get("height"),
             "thumb_is_original": thumbnail_is_original(image),
             "rendition_note": rendition_note(image),
             "ops": {
-                operation.replace("-", "_"): admin_url(obj, "image", obj.pk, image.pk, operation)
+                operation.replace("-", "_"): op.replace(
+                    f"/{IMAGE_ID}/operation/", f"{pk}{operation}/"
+                )
                 for operation in operations
             },
+            "compare_url": urls["compare"].replace(f"/{IMAGE_ID}/", pk) if dup_name else "",
             "is_cover": obj.cover_id == image.pk,
             "dup_url": dup_url,
+            "dup_name": dup_name,
             "dup_elsewhere": dup_elsewhere,
         }
 
@@ -549,6 +680,8 @@ class RecordAdmin(admin.ModelAdmin):
         return super().log_change(request, obj, message)
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        if request.method == "POST" and "_approve" in request.POST:
+            request.review_queue_before = self.queue(request)
         if request.method == "POST" and object_id is not None:
             refusal = self.published_save_refusal(request, object_id)
             if refusal:
@@ -595,25 +728,55 @@ class RecordAdmin(admin.ModelAdmin):
         return super().response_change(request, obj)
 
     def next_in_queue(self, request, obj: Record) -> HttpResponse:
-        """After a decision, on to the next pending album (oldest first), or the list."""
-        following = (
-            self.model.objects.live()
-            .pending()
-            .exclude(pk=obj.pk)
-            .order_by("created_at", "pk")
-            .only("pk")
-            .first()
-        )
-        if following is None:
+        """After a decision or a skip, on to the next album of the editor's list (its tab,
+        filters, search and order) that no other editor has open, or back to the list.
+
+        "Next" is by the list as it was just before the decision (request.review_queue_before),
+        since a decided album leaves a pending list: the albums after this one, then those
+        before it, that are still in the list now. The next album is claimed here, so two
+        editors deciding at the same moment are not both sent to it."""
+        claim_release(record=obj, user=request.user)
+        before = getattr(request, "review_queue_before", None)
+        now = self.queue(request)
+        if before is None:
+            before = now
+        at = before.index(obj.pk) if obj.pk in before else -1
+        still, seen = set(now), set(before)
+        candidates = [pk for pk in before[at + 1 :] + before[: max(at, 0)] if pk in still]
+        candidates += [pk for pk in now if pk not in seen]  # arrived meanwhile
+        taken = claims_of_others(model=self.model, user=request.user)
+        for pk in candidates:
+            if (
+                pk != obj.pk
+                and pk not in taken
+                and claim_take(record=self.model(pk=pk), user=request.user)
+            ):
+                return HttpResponseRedirect(
+                    self.with_queue(request, admin_url(self.model, "change", pk))
+                )
+        if any(pk != obj.pk for pk in candidates):
+            self.message_user(
+                request,
+                "Every other album of this queue is open by another editor.",
+                messages.INFO,
+            )
+        elif self.queue_tab(request) == Status.PENDING:
             self.message_user(request, "The pending queue is empty.", messages.INFO)
-            return HttpResponseRedirect(admin_url(self.model, "changelist"))
-        return HttpResponseRedirect(admin_url(self.model, "change", following.pk))
+        else:
+            self.message_user(request, "No other album in this queue.", messages.INFO)
+        return HttpResponseRedirect(self.with_changelist_filters(request))
 
     # --- extra URLs: image curation and reasons for reject / unpublish ------------------
     def get_urls(self):
         prefix = f"{self.opts.app_label}_{self.opts.model_name}"
         view = self.admin_site.admin_view
         return [
+            # Before the image operations' pattern, which "compare" would match too.
+            path(
+                "<path:object_id>/images/<int:image_id>/compare/",
+                view(self.compare_view),
+                name=f"{prefix}_compare",
+            ),
             path(
                 "<path:object_id>/images/<int:image_id>/<slug:operation>/",
                 view(self.image_operation_view),
@@ -629,6 +792,8 @@ class RecordAdmin(admin.ModelAdmin):
                 view(self.approve_view),
                 name=f"{prefix}_approve",
             ),
+            path("<path:object_id>/skip/", view(self.skip_view), name=f"{prefix}_skip"),
+            path("<path:object_id>/claim/", view(self.claim_view), name=f"{prefix}_claim"),
             path(
                 "<path:object_id>/reject/",
                 view(self.transition_view),
@@ -678,23 +843,31 @@ class RecordAdmin(admin.ModelAdmin):
             record = image_soft_delete(image=image, **curator)
             if obj.cover_id == image_id:
                 moved = (
-                    f"the cover moved to image {record.cover_id}"
+                    f"the cover moved to {self.image_name(record.cover_id)}"
                     if record.cover_id
                     else "the album now has no cover"
                 )
-                return record, f"Deleted image {image_id}; {moved}."
-            return record, f"Deleted image {image_id}."
+                return record, f"Deleted {self.image_name(image_id)}; {moved}."
+            return record, f"Deleted {self.image_name(image_id)}."
         if operation == "cover":
             record = record_set_cover(record=obj, image=image, **curator)
-            return record, f"Image {image_id} is now the cover."
+            return record, f"{self.image_name(image_id).capitalize()} is now the cover."
         if self.model is StreetSnap and operation == "attach-previous":
             record = street_image_attach_to_previous(image=image, **curator)
             parent = StreetSnapImage.objects.values_list("parent_id", flat=True).get(pk=image_id)
-            return record, f"Image {image_id} is now a detail of image {parent}."
+            return record, (
+                f"{self.image_name(image_id).capitalize()} is now a detail of "
+                f"{self.image_name(parent)}."
+            )
         if self.model is StreetSnap and operation == "detach":
             record = street_image_detach(image=image, **curator)
-            return record, f"Image {image_id} is now a main image."
+            return record, f"{self.image_name(image_id).capitalize()} is now a main image."
         raise RecordWriteRefused(f"Unknown image operation “{operation}”.")
+
+    def image_name(self, image_id: int) -> str:
+        """“image 3 (id 57)”, read after the operation (its number never changes)."""
+        sort_order = self.image_model.objects.values_list("sort_order", flat=True).get(pk=image_id)
+        return image_name(self.image_model(pk=image_id, sort_order=sort_order))
 
     def attach_view(self, request, object_id):
         if request.method != "POST" or self.model is not StreetSnap:
@@ -712,15 +885,27 @@ class RecordAdmin(admin.ModelAdmin):
                 actor=request.user,
                 expected_version=loaded.version,
             )
-            listed = ", ".join(str(pk) for pk in image_ids)
+            numbers = dict(
+                self.image_model.objects.filter(pk__in=[*image_ids, main_id]).values_list(
+                    "pk", "sort_order"
+                )
+            )
+            listed = ", ".join(f"{numbers[pk] + 1} (id {pk})" for pk in image_ids)
             noun = "Image" if len(image_ids) == 1 else "Images"
-            return record, f"{noun} {listed} attached to main image {main_id}."
+            return record, (
+                f"{noun} {listed} attached to main image {numbers[main_id] + 1} (id {main_id})."
+            )
 
         return self.curate(request, object_id, attach)
 
     def curate(self, request, object_id, operation) -> HttpResponse:
         """Run one image operation (through review.services.record_curate_images, which
-        keeps a published album's history); report it; back to the grid."""
+        keeps a published album's history); report it; back to the grid.
+
+        From review.js (X-Requested-With: fetch) the answer is JSON instead: the message,
+        the album's new loaded token and the grid redrawn, so a 500-image album is not
+        reloaded for one click. Either way the same service and the same stale check."""
+        in_page = request.headers.get("X-Requested-With") == "fetch"
         try:
             # The change-log entry commits with the write, as in Django's own change view:
             # a conflict message names the editor from it (review.conflicts).
@@ -732,10 +917,35 @@ class RecordAdmin(admin.ModelAdmin):
                     )
                 self.log_change(request, obj, message)
         except RecordWriteRefused as refusal:
+            if in_page:
+                return JsonResponse({"ok": False, "message": str(refusal)}, status=409)
             self.message_user(request, str(refusal), messages.ERROR)
         else:
+            if in_page:
+                return self.grid_response(request, object_id, message)
             self.message_user(request, message, messages.SUCCESS)
+        following = request.POST.get("next", "")
+        if following and url_has_allowed_host_and_scheme(
+            following, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        ):
+            return HttpResponseRedirect(following)
         return HttpResponseRedirect(self.change_url(object_id) + "#images")
+
+    def grid_response(self, request, object_id, message: str) -> JsonResponse:
+        obj = self.get_object(request, unquote(object_id))
+        review = {**self.grid_context(request, obj), "token": loaded_token(obj)}
+        grid = render_to_string(
+            "admin/review/includes/image_grid.html", {"review": review}, request=request
+        )
+        return JsonResponse(
+            {
+                "ok": True,
+                "message": message,
+                "token": review["token"],
+                "image_total": review["image_total"],
+                "grid": grid,
+            }
+        )
 
     def change_url(self, object_id) -> str:
         return admin_url(self.model, "change", unquote(str(object_id)))
@@ -763,6 +973,7 @@ class RecordAdmin(admin.ModelAdmin):
             raise PermissionDenied
         if request.method != "POST":
             return HttpResponseRedirect(self.change_url(obj.pk))
+        request.review_queue_before = self.queue(request)
         approved = self.decide_on_page(
             request,
             request.POST.get("loaded"),
@@ -774,6 +985,99 @@ class RecordAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(self.change_url(obj.pk))
         self.message_user(request, f"Approved and published “{obj}”.", messages.SUCCESS)
         return self.next_in_queue(request, obj)
+
+    def compare_view(self, request, object_id, image_id):
+        """A near-duplicate beside the image it repeats, at the same size, with what tells
+        them apart, and "delete this one". With ?mode=duplicates it steps through every
+        flagged image of the album (review duplicates)."""
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None or not self.has_view_or_change_permission(request, obj):
+            raise PermissionDenied
+        images = obj.images.live().select_related("dup_of", f"dup_of__{self.record_fk}")
+        image = images.filter(pk=image_id).first()
+        if image is None:
+            self.message_user(request, "That image is no longer in this album.", messages.WARNING)
+            return HttpResponseRedirect(self.with_queue(request, self.change_url(obj.pk)))
+        mode = request.GET.get("mode") == "duplicates"
+        flagged = list(
+            images.filter(is_duplicate=True)
+            .order_by("sort_order", "pk")
+            .values_list("pk", flat=True)
+        )
+        album_url = self.with_queue(request, self.change_url(obj.pk)) + f"#image-{image.pk}"
+        at = flagged.index(image.pk) if image.pk in flagged else None
+        following = (
+            self.compare_url(request, obj, flagged[at + 1], mode=True)
+            if mode and at is not None and at + 1 < len(flagged)
+            else ""
+        )
+        previous = self.compare_url(request, obj, flagged[at - 1], mode=True) if mode and at else ""
+        can_curate = self.has_curate_permission(request, obj)
+        other = image.dup_of if image.is_duplicate else None
+        sides = [self.compare_side(obj, image, can_curate)]
+        if other is not None:
+            sides.append(self.compare_side(obj, other, can_curate))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "original": obj,
+            "title": f"Compare {image_name(image)} of “{obj}”",
+            "sides": sides,
+            "distance": hamming_distance(image, other),
+            "token": loaded_token(obj),
+            "mode": mode,
+            "position": at + 1 if at is not None else None,
+            "flagged_total": len(flagged),
+            "next_url": following,
+            "previous_url": previous,
+            "album_url": album_url,
+            # After "delete this one": the next flagged image, or back to the album.
+            "after_delete_url": following or album_url.split("#")[0] + "#images",
+        }
+        return TemplateResponse(request, "admin/review/compare.html", context)
+
+    def compare_side(self, obj: Record, image: RecordImage, can_curate: bool) -> dict[str, Any]:
+        record = getattr(image, self.record_fk)
+        here = record.pk == obj.pk
+        return {
+            "image": image,
+            "name": image_name(image),
+            "url": original_url(image),
+            "album": record,
+            "here": here,
+            "album_url": ""
+            if record.deleted_at is not None
+            else admin_url(record, "change", record.pk) + f"#image-{image.pk}",
+            "deleted": image.deleted_at is not None,
+            "delete_url": admin_url(obj, "image", obj.pk, image.pk, "delete")
+            if here and can_curate and image.deleted_at is None
+            else "",
+        }
+
+    def skip_view(self, request, object_id):
+        """On to the next album of the editor's queue without deciding this one (POST: it
+        lets go of this album's claim and claims the next)."""
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            return HttpResponseRedirect(reverse("admin:index"))
+        if not self.has_view_or_change_permission(request, obj):
+            raise PermissionDenied
+        if request.method != "POST":
+            return HttpResponseRedirect(self.with_queue(request, self.change_url(obj.pk)))
+        return self.next_in_queue(request, obj)
+
+    def claim_view(self, request, object_id):
+        """The record page's sign of life (review.js, once a minute while the editor is
+        active): keeps their claim, or takes the album once the other editor's has lapsed."""
+        obj = self.get_object(request, unquote(object_id))
+        if obj is not None and not self.has_view_or_change_permission(request, obj):
+            raise PermissionDenied
+        if obj is None or request.method != "POST":
+            return JsonResponse({"held": False, "open_by": ""}, status=404 if obj is None else 405)
+        if claim_take(record=obj, user=request.user):
+            return JsonResponse({"held": True, "open_by": ""})
+        holder = claims_of_others(model=self.model, user=request.user, record_ids=[obj.pk])
+        return JsonResponse({"held": False, "open_by": holder.get(obj.pk, "")})
 
     def transition_view(self, request, object_id, action: str):
         """The intermediate page of reject and unpublish: asks for the reason, then applies."""
@@ -792,6 +1096,7 @@ class RecordAdmin(admin.ModelAdmin):
         form = ReasonForm(request.POST if "confirm" in request.POST else None)
         if form.is_bound and form.is_valid():
             reason = form.cleaned_data["reason"]
+            request.review_queue_before = self.queue(request)
             decided = self.decide_on_page(
                 request,
                 token,
@@ -812,7 +1117,7 @@ class RecordAdmin(admin.ModelAdmin):
             records=[obj],
             form=form,
             hidden=[("loaded", token)],
-            cancel_url=self.change_url(obj.pk),
+            cancel_url=self.with_queue(request, self.change_url(obj.pk)),
         )
 
     def reason_page(self, request, *, action, records, form, hidden, cancel_url):
@@ -1036,23 +1341,24 @@ class StreetSnapAdmin(RecordAdmin):
         # A group is a main image and its details, in the order of the main images. A detail
         # whose parent is not a live main image (which the services never leave behind, but
         # old data might) is shown as its own group, as the public API shows it.
-        mains = {image.pk for image in images if not image.is_detail}
+        mains = {image.pk: image for image in images if not image.is_detail}
         groups: OrderedDict[int, list] = OrderedDict()
         previous_main = None
         for image in images:
             if image.is_detail and image.parent_id in mains:
+                tiles[image.pk]["parent_number"] = image_number(mains[image.parent_id])
                 continue
             tile = tiles[image.pk]
-            tile["previous_main"] = previous_main
+            tile["previous_main"] = previous_main and image_name(previous_main)
             groups[image.pk] = [tile]
             if not image.is_detail:
-                previous_main = image.pk
+                previous_main = image
         for image in images:
             if image.is_detail and image.parent_id in mains:
                 groups[image.parent_id].append(tiles[image.pk])
         return [
-            {"label": f"Main image {main} and its details", "tiles": group}
-            for main, group in groups.items()
+            {"label": f"Main image {group[0]['number']}", "tiles": group}
+            for group in groups.values()
         ]
 
 

@@ -96,3 +96,31 @@ class ReviewEvent(models.Model):
     @property
     def record(self) -> Record:
         return self.runway or self.street_snap
+
+
+class ReviewClaim(models.Model):
+    """A soft claim: this editor has the album open. The next-album choice of the queue passes
+    over albums another editor holds, and their page says "open by anna". It never blocks a
+    write (the stale-page checks decide), and it lapses after REVIEW_CLAIM_SECONDS without
+    a sign of life from the editor's page.
+
+    A row in the database, not Django's cache: the cache is per process by default, and the
+    web runs as several processes. One row per album: the holder is the last editor to take
+    it while it was free (review.services.claim_take)."""
+
+    kind = models.CharField(max_length=16)  # the record's model name: runway, streetsnap
+    record_id = models.BigIntegerField()
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_claims"
+    )
+    touched_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "review_claims"
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "record_id"], name="review_claim_one_holder")
+        ]
+        indexes = [models.Index(fields=["kind", "touched_at"], name="review_claim_fresh")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.record_id} open by {self.user_id}"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Min, Q
+from django.utils import timezone
 
 from catalog.models import Record
+from review.models import ReviewClaim
 
 Status = Record.Status
 
@@ -100,3 +103,16 @@ def record_review_history(*, record: Record) -> list[HistoryLine]:
                 )
             )
     return lines
+
+
+def claims_of_others(*, model: type[Record], user, record_ids=None) -> dict[int, str]:
+    """The albums of `model` another editor has open (a claim that has not lapsed): record
+    id -> their username. All of them (a handful: one per editor at work), or those of
+    `record_ids`."""
+    lapsed = timezone.now() - timedelta(seconds=settings.REVIEW_CLAIM_SECONDS)
+    claims = ReviewClaim.objects.filter(
+        kind=model._meta.model_name, touched_at__gte=lapsed
+    ).exclude(user=user)
+    if record_ids is not None:
+        claims = claims.filter(record_id__in=record_ids)
+    return dict(claims.values_list("record_id", "user__username"))

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from catalog.models import Record, Runway
@@ -35,7 +37,7 @@ from catalog.services import (
     record_save,
     record_update,
 )
-from review.models import ReviewEvent
+from review.models import ReviewClaim, ReviewEvent
 
 Action = ReviewEvent.Action
 Status = Record.Status
@@ -290,3 +292,35 @@ def record_unpublish(
         reason=reason,
         expected_version=expected_version,
     )
+
+
+# --- Soft claims: who has an album open ---------------------------------------------------
+
+
+def claim_take(*, record: Record, user: AbstractBaseUser) -> bool:
+    """Hold `record` for `user` (or refresh their hold); False when another editor holds it
+    and their claim has not lapsed. Never a lock: nothing else consults it but the queue.
+
+    Race-safe without a transaction of its own: the conditional UPDATE re-checks its WHERE
+    on the row it waited for, so of two editors taking one lapsed claim only one matches;
+    of two inserting a first claim, the unique constraint lets one in."""
+    now = timezone.now()
+    lapsed = now - timedelta(seconds=settings.REVIEW_CLAIM_SECONDS)
+    claims = ReviewClaim.objects.filter(kind=record._meta.model_name, record_id=record.pk)
+    if claims.filter(Q(user=user) | Q(touched_at__lt=lapsed)).update(user=user, touched_at=now):
+        return True
+    try:
+        with transaction.atomic():
+            ReviewClaim.objects.create(
+                kind=record._meta.model_name, record_id=record.pk, user=user, touched_at=now
+            )
+    except IntegrityError:
+        return False  # another editor's fresh claim (or one taken a moment ago)
+    return True
+
+
+def claim_release(*, record: Record, user: AbstractBaseUser) -> None:
+    """`user` has left `record` (decided or skipped it): free it for the others at once."""
+    ReviewClaim.objects.filter(
+        kind=record._meta.model_name, record_id=record.pk, user=user
+    ).delete()

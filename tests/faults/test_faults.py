@@ -1,0 +1,197 @@
+"""The fault suite: the real processes (gunicorn, rq workers, PostgreSQL, a Redis and an S3
+server of the test's own) under the faults of a bad day, and nothing lost.
+
+Each scenario crawls a batch of distinct albums through the HTTP endpoint while it injects its
+fault, drains with reconcile running beside the workers as cron would, and then checks every
+accepted job finished, exactly one record per album, no record without its images, and no
+image row pointing at a missing object. The figures go to stdout (and to bench/faults.py).
+Every loop is bounded; a scenario takes 20-60 s on a quiet 2-core machine.
+"""
+
+import random
+import time
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+from django.db import connection
+
+from tests.faults.harness import check, crawl_and_drain, wait_for
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def assert_nothing_lost(figures) -> None:
+    assert figures.accepted == figures.albums, figures
+    assert figures.jobs_finished == figures.accepted, figures
+    assert figures.succeeded == figures.accepted, figures
+    assert figures.records == figures.albums, figures
+    assert figures.duplicate_records == 0, figures
+    assert figures.half_written == 0, figures
+
+
+def test_workers_sigkilled_ten_times_lose_nothing(rig_for, bucket, report_figures):
+    # Ten kills could all land on one job: the bound on lost executions is set above them,
+    # so that every album must end as a record (the bound itself is tested on its own).
+    rig = rig_for(workers=3, worker_env={"INGEST_MAX_LOST_EXECUTIONS": "11"})
+    chance = random.Random(1015)  # noqa: S311 - the moments of the kills
+    kills = {"horse": 0, "worker": 0, "jobs_hit": 0}
+
+    def faults() -> None:
+        time.sleep(2)
+        for n in range(10):
+            time.sleep(chance.uniform(0.5, 2.0))
+            name = chance.choice(rig.workers_alive())
+            what = "horse" if n % 2 == 0 else "worker"
+            kills["jobs_hit"] += rig.kill_worker(name, horse_only=what == "horse")
+            kills[what] += 1
+            if what == "worker":
+                rig.start_worker()
+
+    figures, job_ids, albums = crawl_and_drain(rig, "sigkill", 110, faults=faults)
+    figures.faults.update(kills)
+    figures = check(figures, job_ids, albums, bucket)
+    report_figures(figures)
+
+    assert kills["horse"] + kills["worker"] == 10
+    assert_nothing_lost(figures)
+
+
+def test_a_redis_outage_loses_no_accepted_album(rig_for, bucket, report_figures):
+    # Given workers busy with a crawl, Redis (the rig's own) dies for ~10 s and comes back
+    # empty: its queue, its retries and its records of the workers are gone.
+    rig = rig_for(workers=2)
+    outage = {}
+
+    def faults() -> None:
+        time.sleep(3)
+        rig.redis.stop()
+        outage["started"] = time.monotonic()
+        time.sleep(10)
+        rig.redis.start()
+        outage["seconds"] = round(time.monotonic() - outage["started"], 1)
+
+    figures, job_ids, albums = crawl_and_drain(rig, "redis_outage", 40, faults=faults)
+    figures.faults["redis_outage_seconds"] = outage.get("seconds", 0)
+    figures.faults["workers_alive"] = len(rig.workers_alive())
+    figures = check(figures, job_ids, albums, bucket)
+    report_figures(figures)
+
+    # Then every 202 became exactly one record, and the workers rode it out.
+    assert_nothing_lost(figures)
+    assert sorted(rig.workers_alive()) == sorted(rig.workers)
+
+
+def test_the_workers_database_connections_killed_five_times_lose_nothing(
+    rig_for, bucket, report_figures
+):
+    rig = rig_for(workers=3)
+    db = connection.settings_dict
+    terminated = []
+
+    def faults() -> None:
+        # Only this test database's connections, and only the workers' (by application_name).
+        with psycopg.connect(
+            host=db["HOST"], port=db["PORT"], user=db["USER"], dbname="postgres", autocommit=True
+        ) as admin:
+            time.sleep(1)
+            deadline = time.monotonic() + 60
+            while len(terminated) < 5 and time.monotonic() < deadline:
+                if terminate(admin):
+                    time.sleep(0.5)  # the next one hits other jobs, or their retries
+                else:
+                    time.sleep(0.02)  # no worker is inside a job right now
+
+    def terminate(admin) -> int:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND application_name = %s",
+            [db["NAME"], f"{rig.tag}-worker"],
+        ).fetchall()
+        if rows:
+            terminated.append(len(rows))
+        return len(rows)
+
+    figures, job_ids, albums = crawl_and_drain(rig, "pg_terminate", 60, faults=faults)
+    figures.faults["terminations"] = len(terminated)
+    figures.faults["connections_terminated"] = sum(terminated)
+    figures = check(figures, job_ids, albums, bucket)
+    report_figures(figures)
+
+    assert len(terminated) == 5
+    assert_nothing_lost(figures)
+
+
+def test_s3_answering_503_to_30_percent_of_puts_loses_no_object(rig_for, bucket, report_figures):
+    rig = rig_for(workers=3, put_failure_rate=0.3)
+
+    figures, job_ids, albums = crawl_and_drain(rig, "s3_503", 40)
+    figures.faults.update(puts=rig.proxy.counts["puts"], put_503=rig.proxy.counts["503"])
+    figures = check(figures, job_ids, albums, bucket)
+    report_figures(figures)
+
+    assert_nothing_lost(figures)
+    # The faults happened, and every one was retried: by boto3 itself, or by the job.
+    assert figures.faults["put_503"] > 0.2 * figures.faults["puts"]
+    assert figures.faults["puts"] - figures.faults["put_503"] >= 2 * figures.albums
+
+
+def test_a_worker_running_a_job_rides_out_a_redis_outage(rig_for):
+    # Given a worker in the middle of a job (the image server holds its download).
+    rig = rig_for(workers=1)
+    album = rig.album(0)
+    rig.images.routes[urlsplit(album["images"][0]["url"]).path].hold_first = True
+    status, first = rig.post(album)
+    assert status == 202
+    assert rig.images.held.wait(timeout=60), "the worker never started the download"
+
+    # When Redis goes away while it runs, the job finishes (its row is the truth), and Redis
+    # comes back empty a few seconds later.
+    rig.redis.stop()
+    rig.images.release.set()
+    wait_for(lambda: job_status(first["job_id"]) == "succeeded", timeout=60, what="the job")
+    time.sleep(3)  # the worker meets the outage after its job
+    rig.redis.start()
+
+    # Then the same worker process is still there and runs the next job.
+    status, second = rig.post(rig.album(1))
+    assert status == 202
+    wait_for(lambda: job_status(second["job_id"]) == "succeeded", timeout=90, what="job 2")
+    assert rig.workers_alive() == list(rig.workers)
+
+
+def job_status(job_id: int) -> str:
+    from ingest.models import IngestJob
+
+    return IngestJob.objects.values_list("status", flat=True).get(pk=job_id)
+
+
+def test_an_album_that_kills_its_worker_every_time_ends_as_worker_died(rig_for):
+    # Given an album whose every execution dies with its work horse (here: SIGKILLed while it
+    # downloads from a server that trickles the bytes; in life, the OOM killer or a crash).
+    from ingest.models import IngestJob
+
+    rig = rig_for(workers=1)
+    album = rig.album(0)
+    for image in album["images"]:
+        rig.images.routes[urlsplit(image["url"]).path].trickle_interval = 0.05
+    status, accepted = rig.post(album)
+    assert status == 202
+    job = IngestJob.objects.filter(pk=accepted["job_id"])
+    (name,) = rig.workers
+
+    # When three executions in a row are killed mid-job.
+    for attempt in (1, 2, 3):
+        wait_for(
+            lambda n=attempt: job.filter(status="running", attempts=n).exists(),
+            timeout=60,
+            what=f"execution {attempt}",
+        )
+        wait_for(lambda: rig.kill_worker(name, horse_only=True), timeout=30, what="a horse")
+
+    # Then the next claim ends the job instead of running it a fourth time, readably.
+    wait_for(lambda: job.filter(status="failed").exists(), timeout=60, what="the job's end")
+    ended = job.get()
+    assert (ended.reason, ended.lost_executions, ended.attempts) == ("worker_died", 3, 3)
+    assert "died 3 times" in ended.error
+    assert rig.workers_alive() == [name]
