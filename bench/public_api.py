@@ -1,197 +1,450 @@
-"""How fast are the public API's pages on a large archive, and what did its choices buy?
+"""How fast is the public API on a large archive, next to a bare Django view, and what did
+each of its choices buy?
 
-Builds a throwaway archive (BENCH_RUNWAYS published-ish runways with BENCH_IMAGES images
-each, a tenth pending and a tenth rejected, 1 brand per 25 runways) in a database of its own,
-then prints medians of whole requests through Django (test client: routing, serialization,
-ETag) and, side by side, the two ways of fetching a list's covers:
+The archive (bench/public_api_parts/data.py, built in SQL in about a minute): BENCH_RUNWAYS
+runways (default 50,000) with 18 images each and a fifth as many street snaps with 10 each,
+1,000,000 images in all. It is built once into the database BENCH_DB_NAME (default
+bench_publicapi) on BENCH_DATABASE_URL's server and kept: later runs migrate it and reuse it
+(BENCH_REBUILD=1 builds it anew). BENCH_REDIS_URL (default TEST_REDIS_URL, else
+redis://127.0.0.1:6379/15) holds the throttle's counters.
 
-- joined into the page query (select_related), which PostgreSQL answers by joining every
-  public image before sorting and cutting the page;
-- fetched after the page by id (prefetch_related), what the API does.
+Five parts, printed in order:
 
-Database: a new database on BENCH_DATABASE_URL's PostgreSQL server (default
-postgres://postgres@127.0.0.1:5432/postgres), dropped at the end; BENCH_DATABASE_URL=sqlite
-measures a temporary SQLite file instead.
+1. Latency in-process (Django's test client: middleware, throttle in Redis, ETag, DRF):
+   p50/p95 of each endpoint, search, facets and similar images included.
+2. The query plans of the list, a search, a facet and a similar-images lookup.
+3. What each change bought: the same requests with each change undone in turn (DRF's
+   field-by-field rendering; DRF's throttle; the page query without the partial index).
+4. The profile of a list request (cProfile, top functions by own time).
+5. Throughput, side by side in one run: gunicorn (1 worker, BENCH_THREADS threads,
+   keep-alive) serving the API and a bare view (raw SQL on the same views, json.dumps; see
+   bench/public_api_parts/bare.py) of the runway list and a runway detail; BENCH_THREADS
+   client threads on keep-alive connections, the two alternated for BENCH_ROUNDS rounds of
+   BENCH_SECONDS each; the median requests/s of each and their ratio. The throttle is on (a
+   rate no client reaches) and ETags are kept. The bodies are checked equal first.
 
-Run: .venv/bin/python bench/public_api.py      (BENCH_RUNWAYS=50000 for a bigger archive)
+Run: .venv/bin/python bench/public_api.py
 """
 
 from __future__ import annotations
 
+import cProfile
+import http.client
+import io
+import json
 import os
+import pstats
+import socket
 import statistics
+import subprocess
 import sys
-import tempfile
+import threading
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-RUNWAYS = int(os.environ.get("BENCH_RUNWAYS", "5000"))
-IMAGES = int(os.environ.get("BENCH_IMAGES", "20"))
-REPEATS = 9
+RUNWAYS = int(os.environ.get("BENCH_RUNWAYS", "50000"))
+RUNWAY_IMAGES, STREET_IMAGES = 18, 10
+SERVER = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+NAME = os.environ.get("BENCH_DB_NAME", "bench_publicapi")
+REDIS = os.environ.get(
+    "BENCH_REDIS_URL", os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+)
+THREADS = int(os.environ.get("BENCH_THREADS", "4"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
+SAMPLES = int(os.environ.get("BENCH_SAMPLES", "40"))
+RATE = "100000000/min"  # on, counted, never reached
 
 
-def choose_database() -> tuple[str, callable]:
-    url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-    if url.startswith(("postgres://", "postgresql://")):
-        import psycopg
-
-        base, _, _ = url.rpartition("/")
-        name = f"bench_publicapi_{uuid.uuid4().hex[:8]}"
-        admin = psycopg.connect(url.replace("postgres://", "postgresql://"), autocommit=True)
-        admin.execute(f'CREATE DATABASE "{name}"')
-
-        def drop() -> None:
-            from django.db import connections
-
-            connections.close_all()
-            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-            admin.close()
-
-        return f"{base}/{name}", drop
-    folder = tempfile.mkdtemp()
-    return f"sqlite:///{folder}/bench.sqlite3", lambda: None
+def database_url() -> str:
+    base, _, _ = SERVER.rpartition("/")
+    return f"{base}/{NAME}"
 
 
-def build_archive() -> None:
+def ensure_database() -> None:
+    """Create the bench database if need be, migrate it, and build the archive unless it is
+    there already at the requested size."""
+    import psycopg
+
+    admin = psycopg.connect(SERVER.replace("postgres://", "postgresql://"), autocommit=True)
+    exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [NAME]).fetchone()
+    if exists and os.environ.get("BENCH_REBUILD"):
+        admin.execute(f'DROP DATABASE "{NAME}" WITH (FORCE)')
+        exists = None
+    if not exists:
+        admin.execute(f'CREATE DATABASE "{NAME}"')
+    admin.close()
+
+    from django.core.management import call_command
     from django.db import connection
-    from django.utils import timezone
 
-    from catalog.models import Brand, Runway
+    call_command("migrate", verbosity=0)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM brand_runways")
+        (count,) = cursor.fetchone()
+    if count == RUNWAYS:
+        return
+    from bench.public_api_parts.data import statements
 
-    now = timezone.now()
-    brands = Brand.objects.bulk_create(
-        Brand(name=f"Brand {n}", slug=f"brand-{n}", is_featured=n % 20 == 0)
-        for n in range(max(RUNWAYS // 25, 1))
-    )
-    statuses = ["pending", "rejected"] + ["published"] * 8
-    Runway.objects.bulk_create(
-        (
-            Runway(
-                brand=brands[n % len(brands)],
-                season_code=f"S{n}",
-                year=1990 + n % 35,
-                collection_type="couture" if n % 3 == 0 else "ready-to-wear",
-                title=f"Runway {n}",
-                status=statuses[n % 10],
-                published_at=now - timezone.timedelta(minutes=n),
-                image_count=IMAGES,
-            )
-            for n in range(RUNWAYS)
-        ),
-        batch_size=2000,
-    )
-    # Images in plain SQL (the same on both databases): a million ORM objects take minutes.
-    numbers = " UNION ALL ".join(f"SELECT {k} AS k" for k in range(IMAGES))
+    started = time.perf_counter()
     with connection.cursor() as cursor:
         cursor.execute(
-            f"""
-            INSERT INTO brand_runway_images (runway_id, storage_key, sha1, width, height,
-                byte_size, mime_type, original_url, sort_order, look_index, is_duplicate,
-                phash_algorithm, created_at)
-            SELECT r.id, 'images/' || r.id || '/' || n.k || '.jpg', '', 800, 1200,
-                100000, 'image/jpeg', '', n.k, n.k + 1, FALSE, '', CURRENT_TIMESTAMP
-            FROM brand_runways r CROSS JOIN ({numbers}) n
-            """  # noqa: S608 - numbers are ours
+            "TRUNCATE brands, brand_aliases, brand_runways, brand_runway_images, street_snaps,"
+            " street_snap_images CASCADE"
         )
-        if connection.vendor == "postgresql":
-            cursor.execute("ANALYZE")  # or the planner scans every image for every runway
-        cursor.execute(
-            """
-            UPDATE brand_runways SET cover_id = (
-                SELECT i.id FROM brand_runway_images i
-                WHERE i.runway_id = brand_runways.id AND i.sort_order = 0
-            )
-            """
-        )
-        if connection.vendor == "postgresql":
-            cursor.execute("ANALYZE")
+        for statement in statements(
+            runways=RUNWAYS, runway_images=RUNWAY_IMAGES, street_images=STREET_IMAGES
+        ):
+            cursor.execute(statement)
+    connection.close()
+    import psycopg
+
+    with psycopg.connect(
+        database_url().replace("postgres://", "postgresql://"), autocommit=True
+    ) as c:
+        c.execute("VACUUM ANALYZE")
+    print(f"built the archive in {time.perf_counter() - started:.0f} s")
 
 
-def median_ms(action) -> float:
-    action()  # warm caches
+def percentiles(action, samples: int = SAMPLES) -> tuple[float, float]:
+    action()
+    action()  # warm
     times = []
-    for _ in range(REPEATS):
+    for _ in range(samples):
         start = time.perf_counter()
         action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return statistics.median(times), times[min(len(times) - 1, round(0.95 * len(times)) - 1)]
 
 
 def main() -> None:
-    url, drop = choose_database()
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("PUBLIC_API_THROTTLE_RATE", "1000000/min")
-    os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
+    os.environ.update(
+        DATABASE_URL=database_url(),
+        REDIS_URL=REDIS,
+        PUBLIC_API_THROTTLE_RATE=RATE,
+        SECURE_SSL_REDIRECT="false",
+        LOG_LEVEL="WARNING",  # no access line per request, on either side
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
     import django
 
     django.setup()
-    try:
-        run()
-    finally:
-        drop()
+    from django.core.signals import request_started
+    from django.db import reset_queries
 
-
-def run() -> None:
-    from django.core.management import call_command
+    # Each request would empty the query log the latency table counts queries in.
+    request_started.disconnect(reset_queries)
+    ensure_database()
     from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM public_brand_runways")
+        (public,) = cursor.fetchone()
+        cursor.execute("SELECT count(*) FROM brand_runway_images")
+        (runway_images,) = cursor.fetchone()
+        cursor.execute("SELECT count(*) FROM street_snap_images")
+        (street_images,) = cursor.fetchone()
+    print(
+        f"PostgreSQL {connection.pg_version // 10000}: {RUNWAYS} runways ({public} public), "
+        f"{runway_images + street_images} images; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    paths = endpoints()
+    latency(paths)
+    plans(paths)
+    changes(paths)
+    profile(paths["runways, page 1"])
+    throughput(paths)
+
+
+def endpoints() -> dict[str, str]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT r.id FROM public_brand_runways r ORDER BY r.published_at DESC NULLS LAST,"
+            " r.id DESC LIMIT 1"
+        )
+        (runway,) = cursor.fetchone()
+        cursor.execute(
+            "SELECT id FROM public_image_hashes WHERE kind = 'runway' ORDER BY id LIMIT 1 "
+            "OFFSET 5000"
+        )
+        (image,) = cursor.fetchone()
+        cursor.execute(
+            "SELECT id FROM public_image_hashes WHERE kind = 'street' ORDER BY id LIMIT 1 "
+            "OFFSET 500"
+        )
+        (street_image,) = cursor.fetchone()
+    return {
+        "runways, page 1": "/api/v1/runways/",
+        "runways, page size 100": "/api/v1/runways/?page_size=100",
+        "runways, page 500": "/api/v1/runways/?page=500",
+        "runways of one brand": "/api/v1/runways/?brand=brand-7",
+        "runway detail (18 images)": f"/api/v1/runways/{runway}/",
+        "search 'acme cout'": "/api/v1/runways/?q=acme+cout",
+        "search 'velvet 2021'": "/api/v1/runways/?q=velvet+2021",
+        "search 'couture' (8k hits)": "/api/v1/runways/?q=couture",
+        "search 'creme' + year": "/api/v1/runways/?q=creme&year=2019",
+        "street search 'sao paulo'": "/api/v1/street-snaps/?q=sao+paulo",
+        "facets, runways": "/api/v1/runways/facets/",
+        "facets, runways, 2 filters": "/api/v1/runways/facets/?brand=brand-7&year=2020",
+        "facets, runways, q": "/api/v1/runways/facets/?q=silk",
+        "facets, street snaps": "/api/v1/street-snaps/facets/",
+        "similar, runway image": f"/api/v1/runway-images/{image}/similar/",
+        "similar, street image": f"/api/v1/street-snap-images/{street_image}/similar/",
+        "street snaps, page 1": "/api/v1/street-snaps/",
+        "home page": "/api/v1/index/",
+    }
+
+
+def client():
     from django.test import Client
 
-    from publicapi.models import PublicRunway
-    from publicapi.views import NEWEST_FIRST
+    return Client(HTTP_HOST="localhost")
 
-    call_command("migrate", verbosity=0)
-    started = time.perf_counter()
-    build_archive()
-    public = PublicRunway.objects.count()
-    print(
-        f"{connection.vendor}: {RUNWAYS} runways ({public} public), {RUNWAYS * IMAGES} images, "
-        f"built in {time.perf_counter() - started:.0f} s; median of {REPEATS}"
-    )
 
-    last_page = (public + 19) // 20
-    newest = PublicRunway.objects.order_by(*NEWEST_FIRST)
-    print("\nList covers, page query alone:")
-    for page in (1, last_page):
-        window = slice((page - 1) * 20, page * 20)
-        joined = median_ms(lambda w=window: list(newest.select_related("cover")[w]))
-        fetched = median_ms(lambda w=window: list(newest.prefetch_related("cover")[w]))
-        print(
-            f"  page {page:>5}: joined {joined:8.1f} ms   fetched after {fetched:8.1f} ms   "
-            f"ratio {joined / fetched:6.1f}x"
-        )
+def latency(paths: dict[str, str]) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
 
-    client = Client(HTTP_HOST="localhost")
-    detail = f"/api/v1/runways/{newest.first().pk}/"
-    brand = PublicRunway.objects.values_list("brand_slug", flat=True).first()
-    print("\nWhole requests:")
-    for label, path in [
-        ("runways, page 1", "/api/v1/runways/"),
-        ("runways, page size 100", "/api/v1/runways/?page_size=100"),
-        (f"runways, last page ({last_page})", f"/api/v1/runways/?page={last_page}"),
-        ("runways of one brand", f"/api/v1/runways/?brand={brand}"),
-        (f"runway detail ({IMAGES} images)", detail),
-        ("brands, page 1", "/api/v1/brands/"),
-        ("brand detail", f"/api/v1/brands/{brand}/"),
-        ("home page", "/api/v1/index/"),
+    web = client()
+    print(f"\n1. Latency in-process, {SAMPLES} requests each (ms):")
+    print(f"  {'':<30} {'p50':>7} {'p95':>7}  queries  bytes")
+    for label, path in paths.items():
+        response = web.get(path)
+        assert response.status_code == 200, (path, response.status_code, response.content[:200])
+        with CaptureQueriesContext(connection) as queries:
+            web.get(path)
+        p50, p95 = percentiles(lambda p=path: web.get(p))
+        print(f"  {label:<30} {p50:7.1f} {p95:7.1f}  {len(queries):>7}  {len(response.content):>6}")
+
+
+def plans(paths: dict[str, str]) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    web = client()
+    print("\n2. Query plans (EXPLAIN ANALYZE; the slowest query of each request):")
+    for label in [
+        "runways, page 1",
+        "search 'velvet 2021'",
+        "facets, runways, 2 filters",
+        "similar, runway image",
     ]:
-        response = client.get(path)
-        assert response.status_code == 200, (path, response.status_code)
-        etag = response["ETag"]
-        full = median_ms(lambda p=path: client.get(p))
-        revalidated = median_ms(lambda p=path, e=etag: client.get(p, headers={"If-None-Match": e}))
-        print(
-            f"  {label:<28} 200: {full:7.1f} ms ({len(response.content):>6} bytes)   "
-            f"304: {revalidated:7.1f} ms"
-        )
-    print(
-        "\n304s save the bytes, not the queries: the ETag is a hash of the rendered body. "
-        "Caches in front (CDN, browser) save the rest for max-age."
+        with CaptureQueriesContext(connection) as queries:
+            web.get(paths[label])
+        timed = []
+        with connection.cursor() as cursor:
+            for query in queries.captured_queries:
+                cursor.execute(
+                    "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) " + query["sql"]
+                )
+                lines = [row[0] for row in cursor.fetchall()]
+                ms = float(lines[-1].split(":")[1].split()[0])
+                timed.append((ms, query["sql"], lines))
+        ms, sql, lines = max(timed)
+        print(f"\n  {label}: {len(timed)} queries; the slowest, {ms:.1f} ms:\n    {sql[:160]}...")
+        for line in lines:
+            print("    " + line)
+
+
+def changes(paths: dict[str, str]) -> None:
+    """Each change undone in turn, against the same requests (medians, ms)."""
+    from django.db import connection, transaction
+    from rest_framework.throttling import AnonRateThrottle
+
+    from publicapi import http as public_http
+    from publicapi import serializers
+
+    class DRFThrottle(public_http.PublicAnonRateThrottle):
+        # DRF's own algorithm: the list of request times, read and rewritten per request.
+        allow_request = AnonRateThrottle.allow_request
+        wait = AnonRateThrottle.wait
+
+        def get_cache_key(self, request, view):
+            return super().get_cache_key(request, view) + "_drf"  # a list, not our counter
+
+    web = client()
+    print("\n3. What each change bought (in-process p50, ms; 'before' = the change undone):")
+    print(f"  {'':<48} {'before':>8} {'after':>8}")
+
+    def row(label, before, after):
+        print(f"  {label:<48} {before:8.1f} {after:8.1f}   {before / after:4.2f}x")
+
+    for label in ["runways, page 1", "runways, page size 100", "runway detail (18 images)"]:
+        path = paths[label]
+        after = percentiles(lambda p=path: web.get(p))[0]
+        serializers.DirectRendering.fast = False
+        try:
+            before = percentiles(lambda p=path: web.get(p))[0]
+        finally:
+            serializers.DirectRendering.fast = True
+        row(f"direct rendering: {label}", before, after)
+
+    # DRF's throttle at a high rate: its list holds every request of the last minute.
+    path = paths["runways, page 1"]
+    after = percentiles(lambda: web.get(path))[0]
+    saved = public_http.PublicAPIView.throttle_classes
+    public_http.PublicAPIView.throttle_classes = [DRFThrottle]
+    try:
+        for _ in range(600):  # ten a second for a minute, from this one client
+            web.get("/api/v1/no-such-page/")
+        before = percentiles(lambda: web.get(path))[0]
+    finally:
+        public_http.PublicAPIView.throttle_classes = saved
+    row("fixed-window throttle: runways, page 1", before, after)
+
+    # The partial index in the lists' order, and the count's skipped brand join.
+    page = (
+        "SELECT r.id FROM public_brand_runways r "
+        "ORDER BY r.published_at DESC NULLS LAST, r.id DESC LIMIT 20"
     )
+    count = "SELECT count(*) FROM public_brand_runways"
+    # V2's inner join of brands, which PostgreSQL cannot drop from a count.
+    joined = (
+        "SELECT count(*) FROM brand_runways r JOIN brands b ON b.id = r.brand_id "
+        "WHERE r.status = 'published' AND r.deleted_at IS NULL"
+    )
+    with connection.cursor() as cursor:
+
+        def timed(sql):
+            return percentiles(lambda: cursor.execute(sql) or cursor.fetchall(), 15)[0]
+
+        after_page, after_count, before_count = timed(page), timed(count), timed(joined)
+        with transaction.atomic():
+            cursor.execute("DROP INDEX runway_public_newest")  # undone below
+            before_page = timed(page)
+            transaction.set_rollback(True)
+    row("partial index: the page 1 query", before_page, after_page)
+    row("brands left-joined: the count query", before_count, after_count)
+
+
+def profile(path: str) -> None:
+    web = client()
+    for _ in range(5):
+        web.get(path)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(50):
+        web.get(path)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(12)
+    print(f"\n4. Profile of 50 requests to {path} (top 12 by own time):")
+    lines = out.getvalue().splitlines()
+    start = next(n for n, line in enumerate(lines) if "ncalls" in line)
+    for line in lines[start : start + 13]:
+        print("  " + line[:150])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def throughput(paths: dict[str, str]) -> None:
+    port = free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "bench.public_api_parts.settings",
+        "PYTHONPATH": str(ROOT),
+    }
+    server = subprocess.Popen(  # noqa: S603 - our own gunicorn, on loopback
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "config.wsgi",
+            f"--bind=127.0.0.1:{port}",
+            "--workers=1",
+            "--worker-class=gthread",
+            f"--threads={THREADS}",
+            "--keep-alive=60",
+            "--log-level=warning",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
+    try:
+        wait_for(port)
+        detail = paths["runway detail (18 images)"]
+        pairs = [
+            ("runway list", "/bare/runways/", "/api/v1/runways/"),
+            ("runway detail", detail.replace("/api/v1/", "/bare/"), detail),
+        ]
+        print(
+            f"\n5. Throughput side by side: {THREADS} client threads, keep-alive, {ROUNDS} "
+            f"rounds of {SECONDS:g} s each, alternated (median requests/s):"
+        )
+        for label, bare, api in pairs:
+            same_body(port, bare, api)
+            rates = {"bare": [], "api": []}
+            for _ in range(ROUNDS):
+                for side, path in (("bare", bare), ("api", api)):
+                    rates[side].append(requests_per_second(port, path))
+            b, a = statistics.median(rates["bare"]), statistics.median(rates["api"])
+            print(f"  {label:<14} bare view {b:7.0f}/s   API {a:7.0f}/s   ratio {a / b:.2f}")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def wait_for(port: int) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("gunicorn did not start")
+
+
+def fetch(connection: http.client.HTTPConnection, path: str) -> tuple[int, bytes, dict]:
+    connection.request("GET", path, headers={"Host": "localhost"})
+    response = connection.getresponse()
+    body = response.read()
+    return response.status, body, dict(response.getheaders())
+
+
+def same_body(port: int, bare: str, api: str) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    status_b, body_b, _ = fetch(connection, bare)
+    status_a, body_a, headers = fetch(connection, api)
+    connection.close()
+    assert (status_b, status_a) == (200, 200), (status_b, status_a, body_a[:200])
+    assert "ETag" in headers, headers
+    b, a = json.loads(body_b), json.loads(body_a)
+    for body in (a, b):
+        body.pop("next", None)
+    assert a == b, "the bare view and the API answer differently"
+
+
+def requests_per_second(port: int, path: str) -> float:
+    done = [0] * THREADS
+    stop = time.monotonic() + SECONDS
+
+    def client_thread(n: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            while time.monotonic() < stop:
+                status, _, _ = fetch(connection, path)
+                assert status == 200, status
+                done[n] += 1
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=client_thread, args=(n,)) for n in range(THREADS)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(done) / (time.monotonic() - started)
 
 
 if __name__ == "__main__":

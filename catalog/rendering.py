@@ -15,11 +15,15 @@ image and its record stay as they are: an image without renditions is shown by i
 
 import hashlib
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Literal
 
 from django.conf import settings
 from django.core.files.storage import Storage, default_storage
+from django.db import DEFAULT_DB_ALIAS, connections
 
 from catalog.models import RecordImage, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.renditions import RenderError, render
@@ -71,28 +75,33 @@ def image_renditions_make(
     force: bool = False,
     final_attempt: bool = True,
     storage: Storage | None = None,
+    db_lock: AbstractContextManager | None = None,
 ) -> tuple[Outcome, str]:
     """Make ``image``'s renditions; returns the outcome and, unless done or skipped, why.
 
     Skips an image whose renditions are made (``force`` makes them again). Raises
-    :class:`Transient` for a storage error unless ``final_attempt``.
+    :class:`Transient` for a storage error unless ``final_attempt``. ``db_lock`` is held
+    around its database statements (threads sharing one connection pass the same lock).
     """
     if image.rendition_status == Status.DONE and not force:
         return "skipped", ""
     storage = storage or default_storage
+    db_lock = db_lock or nullcontext()
     try:
         with storage.open(image.storage_key, "rb") as original:
             data = original.read()
     except FileNotFoundError:
-        return "missing", _fail(image, f"original missing in storage: {image.storage_key}")
+        missing = f"original missing in storage: {image.storage_key}"
+        return "missing", _fail(image, missing, db_lock)
     except Exception as exc:  # noqa: BLE001 - boto3, OSError...: any storage error is retried
         if not storage_has(storage, image.storage_key):
-            return "missing", _fail(image, f"original missing in storage: {image.storage_key}")
-        return _transient(image, f"reading the original: {_short(exc)}", final_attempt)
+            missing = f"original missing in storage: {image.storage_key}"
+            return "missing", _fail(image, missing, db_lock)
+        return _transient(image, f"reading the original: {_short(exc)}", final_attempt, db_lock)
     try:
         rendered = render(data, max_pixels=settings.INGEST_MAX_IMAGE_PIXELS)
     except RenderError as exc:
-        return "failed", _fail(image, f"cannot render the original: {exc.reason}")
+        return "failed", _fail(image, f"cannot render the original: {exc.reason}", db_lock)
     sha1 = image.sha1 or hashlib.sha1(data, usedforsecurity=False).hexdigest()
     renditions = []
     try:
@@ -101,17 +110,18 @@ def image_renditions_make(
             rendition_put(key=key, data=rendition.data, storage=storage)
             renditions.append({"width": rendition.width, "height": rendition.height, "key": key})
     except Exception as exc:  # noqa: BLE001 - as above
-        return _transient(image, f"storing a rendition: {_short(exc)}", final_attempt)
+        return _transient(image, f"storing a rendition: {_short(exc)}", final_attempt, db_lock)
     # Only now, with every object in storage. sha1 is filled for legacy rows that had none
     # (their renditions' keys come from it).
-    type(image).objects.filter(pk=image.pk).update(
-        sha1=sha1,
-        renditions=renditions,
-        placeholder=rendered.placeholder,
-        color=rendered.color,
-        rendition_status=Status.DONE,
-        rendition_error="",
-    )
+    with db_lock:
+        type(image).objects.filter(pk=image.pk).update(
+            sha1=sha1,
+            renditions=renditions,
+            placeholder=rendered.placeholder,
+            color=rendered.color,
+            rendition_status=Status.DONE,
+            rendition_error="",
+        )
     return "done", ""
 
 
@@ -120,14 +130,45 @@ def record_renditions_make(
 ) -> Tally:
     """Make the renditions of every image of one album (soft-deleted ones too: an editor may
     restore them). Raises :class:`Transient` on a storage error unless ``final_attempt``;
-    the images done before it keep their renditions, so a retry only does the rest."""
+    the images done before it keep their renditions, so a retry only does the rest.
+
+    RENDITION_THREADS images at a time: libvips releases the GIL, and WebP encoding, most of
+    the cost, runs on one core per image. The threads share this thread's database connection
+    (one statement at a time), as the pipeline's download threads do, so a job opens no extra
+    connections.
+    """
     tally = Tally()
-    images = IMAGE_MODELS[kind].objects.filter(**{_IMAGE_PARENT[kind]: record_id}).order_by("pk")
-    for image in images:
-        outcome, problem = image_renditions_make(
-            image=image, force=force, final_attempt=final_attempt
+    images = list(
+        IMAGE_MODELS[kind].objects.filter(**{_IMAGE_PARENT[kind]: record_id}).order_by("pk")
+    )
+    todo = [image for image in images if force or image.rendition_status != Status.DONE]
+    tally.skipped = len(images) - len(todo)
+    threads = max(1, min(settings.RENDITION_THREADS, len(todo)))
+    connection = connections[DEFAULT_DB_ALIAS]
+    db_lock = threading.Lock()
+
+    def one(image):
+        connections[DEFAULT_DB_ALIAS] = connection
+        return image, image_renditions_make(
+            image=image, force=force, final_attempt=final_attempt, db_lock=db_lock
         )
-        tally.add(outcome, f"{kind} image {image.pk}: {problem}" if problem else "")
+
+    connection.inc_thread_sharing()
+    try:
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="renditions") as pool:
+            futures = [pool.submit(one, image) for image in todo]
+            errors = []
+            for future in futures:
+                try:
+                    image, (outcome, problem) = future.result()
+                except Transient as exc:
+                    errors.append(exc)
+                    continue
+                tally.add(outcome, f"{kind} image {image.pk}: {problem}" if problem else "")
+    finally:
+        connection.dec_thread_sharing()
+    if errors:
+        raise errors[0]  # after every image was tried: the retry only does the rest
     return tally
 
 
@@ -138,17 +179,20 @@ def storage_has(storage: Storage, key: str) -> bool:
         return True
 
 
-def _transient(image: RecordImage, error: str, final_attempt: bool) -> tuple[Outcome, str]:
+def _transient(
+    image: RecordImage, error: str, final_attempt: bool, db_lock: AbstractContextManager
+) -> tuple[Outcome, str]:
     if not final_attempt:
         raise Transient(error)
-    return "failed", _fail(image, error)
+    return "failed", _fail(image, error, db_lock)
 
 
-def _fail(image: RecordImage, error: str) -> str:
+def _fail(image: RecordImage, error: str, db_lock: AbstractContextManager) -> str:
     # The renditions already listed stay: they are in storage (a --force rerun that failed).
-    type(image).objects.filter(pk=image.pk).exclude(rendition_status=Status.DONE).update(
-        rendition_status=Status.FAILED, rendition_error=error[:_ERROR_MAX]
-    )
+    with db_lock:
+        type(image).objects.filter(pk=image.pk).exclude(rendition_status=Status.DONE).update(
+            rendition_status=Status.FAILED, rendition_error=error[:_ERROR_MAX]
+        )
     logger.warning("renditions of %s: %s", image, error)
     return error
 

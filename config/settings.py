@@ -211,6 +211,10 @@ WHITENOISE_USE_FINDERS = DEBUG
 # Each ingested album gets a follow-up job on the ingest queue that makes its images' WebP
 # renditions, placeholder and colour (catalog.rendering). Off: only `manage.py renditions`.
 RENDITIONS_AT_INGEST = env.bool("RENDITIONS_AT_INGEST", default=True)
+# Images of one album rendered at once by its follow-up job (threads; libvips releases the GIL).
+# 1 by default: libvips already uses every core for one image's decode and resize, and on the
+# shared 2-core bench machine two at a time were slower (bench/renditions.py, README).
+RENDITION_THREADS = env.int("RENDITION_THREADS", default=1)
 
 # --- Ingest -------------------------------------------------------------------------------
 # Secrets in the Standard Webhooks format (whsec_<base64>), comma-separated; several may be
@@ -304,6 +308,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
 }
 PUBLIC_API_CACHE_SECONDS = env.int("PUBLIC_API_CACHE_SECONDS", default=60)
+# "Similar images": at most this many differing hash bits (0-15; the band scheme's limit).
+PUBLIC_SIMILAR_MAX_DISTANCE = env.int(
+    "PUBLIC_SIMILAR_MAX_DISTANCE", default=INGEST_DUPLICATE_MAX_DISTANCE
+)
 
 # --- Security -----------------------------------------------------------------------------
 # Secure by default whenever DEBUG is off; each can be turned off explicitly (for example

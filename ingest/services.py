@@ -299,6 +299,7 @@ def ingest_job_finish(
         job.report = report
         job.runway = runway
         job.street_snap = street_snap
+        job.downloaded = {}  # only a retry reads it
         job.finished_at = timezone.now()
         job.save(
             update_fields=[
@@ -308,6 +309,7 @@ def ingest_job_finish(
                 "report",
                 "runway",
                 "street_snap",
+                "downloaded",
                 "finished_at",
                 "updated_at",
             ]

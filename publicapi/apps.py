@@ -31,7 +31,7 @@ def drop_views_before_catalog_changes(sender, using, plan=None, **kwargs) -> Non
 
 
 def restore_views(sender, using, **kwargs) -> None:
-    from publicapi.sql import DROP_VIEWS, views_for
+    from publicapi.sql import DROP_VIEWS, for_vendor, views_for
 
     connection = connections[using]
     recorder = MigrationRecorder(connection)
@@ -42,5 +42,5 @@ def restore_views(sender, using, **kwargs) -> None:
     if not views:
         return  # publicapi migrated to zero: no views wanted.
     with connection.cursor() as cursor:
-        for statement in DROP_VIEWS + views:
+        for statement in DROP_VIEWS + for_vendor(views, connection.vendor):
             cursor.execute(statement)

@@ -9,6 +9,7 @@ from django import forms
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema_field
 
+from publicapi import search
 from publicapi.models import PublicBrand, PublicRunway, PublicStreetSnap
 
 EMPTY_MESSAGE = "Give a value, or leave the parameter out."
@@ -82,7 +83,47 @@ def boolean(name: str, description: str):
     )
 
 
+class SearchField(forms.CharField):
+    # Empty (or only punctuation) is no filter; over MAX_QUERY_LENGTH characters is a 400.
+    def __init__(self, **kwargs):
+        kwargs.update(required=False, max_length=search.MAX_QUERY_LENGTH)
+        super().__init__(**kwargs)
+
+
+class SearchFilter(filters.Filter):
+    field_class = SearchField
+
+
+def words(search_function, description: str):
+    """`?q=`: filters by publicapi.search and orders by relevance (newest first on a tie)."""
+
+    def filter_q(queryset, name, value):
+        if not search.parse(value):
+            return queryset  # only punctuation: no search, as for an empty q
+        return search.by_relevance(search_function(queryset, value))
+
+    schema = {
+        "type": "string",
+        "maxLength": search.MAX_QUERY_LENGTH,
+        "pattern": "^[^\\x00]*$",
+        "description": description,
+    }
+    return extend_schema_field(schema)(SearchFilter(method=filter_q))
+
+
+SEARCH_RULES = (
+    "Words in any order, any case, accents optional; the last word may be the start of a "
+    "word (`acme cout` finds Acme couture). Results by relevance, then newest published. "
+    f"At most {search.MAX_QUERY_LENGTH} characters; empty is no search."
+)
+
+
 class RunwayFilter(filters.FilterSet):
+    q = words(
+        search.runways,
+        "Search brand names and aliases, title, season, season code, collection type, year "
+        f"and description. {SEARCH_RULES}",
+    )
     brand = text("brand_slug", "Brand slug, e.g. `acme`.", lookup_expr="exact")
     season_code = text("season_code", "Season code, e.g. `FW24` (any case).")
     year = integer("year", minimum=0, maximum=9999, description="Year of the season.")
@@ -92,10 +133,11 @@ class RunwayFilter(filters.FilterSet):
 
     class Meta:
         model = PublicRunway
-        fields = ["brand", "season_code", "year", "collection_type"]
+        fields = ["q", "brand", "season_code", "year", "collection_type"]
 
 
 class StreetSnapFilter(filters.FilterSet):
+    q = words(search.street_snaps, f"Search city, title and description. {SEARCH_RULES}")
     city = text("city", "City, e.g. `Copenhagen` (any case).")
     year = integer(
         "year", minimum=0, maximum=9999, description="Year; 0 = unknown (legacy albums only)."
@@ -104,7 +146,7 @@ class StreetSnapFilter(filters.FilterSet):
 
     class Meta:
         model = PublicStreetSnap
-        fields = ["city", "year", "month"]
+        fields = ["q", "city", "year", "month"]
 
 
 class BrandFilter(filters.FilterSet):

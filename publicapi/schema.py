@@ -4,7 +4,9 @@ throttling headers, and the error responses each endpoint can give."""
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 
-from publicapi.serializers import ErrorSerializer
+from publicapi.facets import MAX_VALUES as MAX_FACET_VALUES
+from publicapi.serializers import ErrorSerializer, SimilarImagesSerializer
+from publicapi.similar import MAX_RESULTS as MAX_SIMILAR
 
 CACHE_HEADERS = [
     OpenApiParameter(
@@ -78,4 +80,49 @@ def detail_schema(serializer, tag: str, summary: str, description: str = "", by_
         description=description,
         parameters=[*CACHE_HEADERS, *([RECORD_ID] if by_id else [])],
         responses={200: serializer, 304: NOT_MODIFIED, 404: NOT_FOUND, 429: THROTTLED},
+    )
+
+
+def facets_schema(serializer, tag: str, summary: str, description: str = ""):
+    return extend_schema(
+        tags=[tag],
+        summary=summary,
+        description=(
+            "Takes the list's filters (and `q`; `page` and `page_size` are ignored). `count` "
+            "is the list's count. Each facet counts its values with every *other* filter "
+            "applied, so a sidebar can show the alternatives to the value chosen; values by "
+            f"count (highest first) then value, at most {MAX_FACET_VALUES}. {description}"
+        ),
+        filters=True,
+        parameters=CACHE_HEADERS,
+        responses={200: serializer, 304: NOT_MODIFIED, 400: BAD_QUERY, 429: THROTTLED},
+    )
+
+
+def similar_schema(tag: str, what: str):
+    return extend_schema(
+        tags=[tag],
+        summary=f"{what} that look like this one",
+        description=(
+            "Published images of *other* albums, runways and street snaps alike, whose "
+            "perceptual hash differs from this image's in at most `PUBLIC_SIMILAR_MAX_DISTANCE` "
+            f"bits (by default the ingest duplicate distance, 7): nearest first (runways before "
+            f"street snaps, then by image id, on a tie), at most {MAX_SIMILAR}. An image with no "
+            "comparable hash (some imported ones) has no matches."
+        ),
+        parameters=[
+            *CACHE_HEADERS,
+            OpenApiParameter(
+                "id",
+                {"type": "integer", "minimum": 1},
+                OpenApiParameter.PATH,
+                description="The image's id, as in an album's `images`.",
+            ),
+        ],
+        responses={
+            200: SimilarImagesSerializer,
+            304: NOT_MODIFIED,
+            404: OpenApiResponse(ErrorSerializer, description="No public image by this id."),
+            429: THROTTLED,
+        },
     )

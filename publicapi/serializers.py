@@ -1,11 +1,18 @@
 """The JSON of the public API (SPEC.md "External contract"). Read-only: every serializer here
-only renders rows of the public_* views."""
+only renders rows of the public_* views.
+
+The record and image serializers declare their fields for the schema (drf-spectacular reads
+them) and render with a to_representation of their own that builds the dict directly: DRF's
+generic path deep-copies every declared field per serializer and walks them per object, which
+was the largest share of a list request's time in Python (bench/public_api.py). The output is
+the same (tests/publicapi/test_serializers.py renders both ways and compares).
+"""
 
 from urllib.parse import urlsplit
 
 from django.core.files.storage import default_storage
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from publicapi.grouping import group_details, group_looks
@@ -49,6 +56,45 @@ class RenditionSerializer(serializers.Serializer):
     url = serializers.URLField(read_only=True, help_text="Absolute URL of the WebP file.")
 
 
+def image_fields(image, request) -> dict:
+    """What every image object shows (ImageSerializer's fields), rendered directly."""
+    renditions = [
+        {"width": r["width"], "height": r["height"], "url": absolute_url(r["key"], request)}
+        for r in sorted(image.renditions or [], key=lambda r: r["width"])
+    ]
+    return {
+        "id": image.id,
+        "url": absolute_url(image.storage_key, request),
+        "width": image.width,
+        "height": image.height,
+        "mime_type": image.mime_type,
+        "renditions": renditions,
+        "srcset": ", ".join(f"{r['url']} {r['width']}w" for r in renditions),
+        "placeholder": image.placeholder or None,
+        "color": image.color or None,
+    }
+
+
+_DATETIME = serializers.DateTimeField()
+
+
+def datetime_text(value) -> str | None:
+    """As DRF's DateTimeField renders it (ISO 8601, UTC as Z)."""
+    return None if value is None else _DATETIME.to_representation(value)
+
+
+class DirectRendering:
+    """Mixin: `fast = False` on a class falls back to DRF's field-by-field rendering (the
+    bench measures both; the tests compare them)."""
+
+    fast = True
+
+    def to_representation(self, instance):
+        if not self.fast:
+            return super().to_representation(instance)
+        return self.render(instance, self.context.get("request"))
+
+
 def described(**texts: str) -> dict[str, dict[str, str]]:
     """extra_kwargs giving fields their description in the schema (and so in /api/docs/)."""
     return {name: {"help_text": text} for name, text in texts.items()}
@@ -69,7 +115,7 @@ RECORD_TEXTS = described(
 )
 
 
-class ImageSerializer(serializers.ModelSerializer):
+class ImageSerializer(DirectRendering, serializers.ModelSerializer):
     url = ImageURLField(
         source="storage_key", help_text="Absolute URL of the image file, ready for `<img src>`."
     )
@@ -136,6 +182,10 @@ class ImageSerializer(serializers.ModelSerializer):
 
 
 class RunwayImageSerializer(ImageSerializer):
+    @staticmethod
+    def render(image, request) -> dict:
+        return {**image_fields(image, request), "look_index": image.look_index}
+
     class Meta(ImageSerializer.Meta):
         model = PublicRunwayImage
         fields = [*ImageSerializer.Meta.fields, "look_index"]
@@ -157,6 +207,14 @@ class StreetSnapImageSerializer(ImageSerializer):
         help_text="The id of the main image this detail belongs to; null for a main image.",
     )
 
+    @staticmethod
+    def render(image, request) -> dict:
+        return {
+            **image_fields(image, request),
+            "is_detail": image.is_detail,
+            "parent": image.parent_id,
+        }
+
     class Meta(ImageSerializer.Meta):
         model = PublicStreetSnapImage
         fields = [*ImageSerializer.Meta.fields, "is_detail", "parent"]
@@ -177,8 +235,25 @@ class BrandRefSerializer(serializers.Serializer):
 RECORD_FIELDS = ["title", "description", "cover", "image_count", "published_at"]
 
 
-class RunwaySerializer(serializers.ModelSerializer):
+class RunwaySerializer(DirectRendering, serializers.ModelSerializer):
     """A runway as lists show it."""
+
+    @staticmethod
+    def render(runway, request) -> dict:
+        cover = runway.cover
+        return {
+            "id": runway.id,
+            "brand": {"slug": runway.brand_slug, "name": runway.brand_name},
+            "season_code": runway.season_code,
+            "season": runway.season,
+            "year": runway.year,
+            "collection_type": runway.collection_type,
+            "title": runway.title,
+            "description": runway.description,
+            "cover": None if cover is None else RunwayImageSerializer.render(cover, request),
+            "image_count": runway.image_count,
+            "published_at": datetime_text(runway.published_at),
+        }
 
     brand = BrandRefSerializer(source="*", read_only=True)
     cover = RunwayImageSerializer(
@@ -224,6 +299,20 @@ class RunwayDetailSerializer(RunwaySerializer):
         fields = [*RunwaySerializer.Meta.fields, "images", "looks"]
         read_only_fields = fields
 
+    @staticmethod
+    def render(runway, request) -> dict:
+        images = list(runway.images.all())
+        # Each image rendered once; the looks reuse the same dicts.
+        rendered = {image.id: RunwayImageSerializer.render(image, request) for image in images}
+        return {
+            **RunwaySerializer.render(runway, request),
+            "images": [rendered[image.id] for image in images],
+            "looks": [
+                {"look_index": look.look_index, "images": [rendered[i.id] for i in look.images]}
+                for look in group_looks(images)
+            ],
+        }
+
     @extend_schema_field(LookSerializer(many=True))
     def get_looks(self, runway: PublicRunway):
         # images.all() is the prefetched list, already in album order.
@@ -231,8 +320,23 @@ class RunwayDetailSerializer(RunwaySerializer):
         return LookSerializer(looks, many=True, context=self.context).data
 
 
-class StreetSnapSerializer(serializers.ModelSerializer):
+class StreetSnapSerializer(DirectRendering, serializers.ModelSerializer):
     """A street-style album as lists show it."""
+
+    @staticmethod
+    def render(snap, request) -> dict:
+        cover = snap.cover
+        return {
+            "id": snap.id,
+            "city": snap.city,
+            "year": snap.year,
+            "month": snap.month,
+            "title": snap.title,
+            "description": snap.description,
+            "cover": None if cover is None else StreetSnapImageSerializer.render(cover, request),
+            "image_count": snap.image_count,
+            "published_at": datetime_text(snap.published_at),
+        }
 
     cover = StreetSnapImageSerializer(
         read_only=True, allow_null=True, help_text="The album's cover image, or null."
@@ -264,6 +368,22 @@ class StreetSnapDetailSerializer(StreetSnapSerializer):
     class Meta(StreetSnapSerializer.Meta):
         fields = [*StreetSnapSerializer.Meta.fields, "images", "groups"]
         read_only_fields = fields
+
+    @staticmethod
+    def render(snap, request) -> dict:
+        images = list(snap.images.all())
+        rendered = {image.id: StreetSnapImageSerializer.render(image, request) for image in images}
+        return {
+            **StreetSnapSerializer.render(snap, request),
+            "images": [rendered[image.id] for image in images],
+            "groups": [
+                {
+                    "main": rendered[group.main.id],
+                    "details": [rendered[d.id] for d in group.details],
+                }
+                for group in group_details(images)
+            ],
+        }
 
     @extend_schema_field(GroupSerializer(many=True))
     def get_groups(self, snap: PublicStreetSnap):
@@ -298,6 +418,82 @@ class IndexSerializer(serializers.Serializer):
     latest_runways = RunwaySerializer(many=True, read_only=True)
     latest_street_snaps = StreetSnapSerializer(many=True, read_only=True)
     featured_brands = BrandSerializer(many=True, read_only=True)
+
+
+class FacetValueSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Results with this value (and the other filters).")
+
+
+class TextFacetValueSerializer(FacetValueSerializer):
+    value = serializers.CharField(help_text="A value for the filter of the same name.")
+
+
+class IntegerFacetValueSerializer(FacetValueSerializer):
+    value = serializers.IntegerField(help_text="A value for the filter of the same name.")
+
+
+class BrandFacetValueSerializer(TextFacetValueSerializer):
+    label = serializers.CharField(help_text="The brand's name (`value` is its slug).")
+
+
+class RunwayFacetCountsSerializer(serializers.Serializer):
+    brand = BrandFacetValueSerializer(many=True)
+    season_code = TextFacetValueSerializer(many=True)
+    year = IntegerFacetValueSerializer(many=True)
+    collection_type = TextFacetValueSerializer(many=True)
+
+
+class StreetSnapFacetCountsSerializer(serializers.Serializer):
+    city = TextFacetValueSerializer(many=True)
+    year = IntegerFacetValueSerializer(many=True)
+    month = IntegerFacetValueSerializer(many=True)
+
+
+class RunwayFacetsSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Results of the list with every filter.")
+    facets = RunwayFacetCountsSerializer()
+
+
+class StreetSnapFacetsSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Results of the list with every filter.")
+    facets = StreetSnapFacetCountsSerializer()
+
+
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="SimilarImageObject",
+        serializers=[RunwayImageSerializer, StreetSnapImageSerializer],
+        resource_type_field_name=None,
+    )
+)
+class SimilarImageField(serializers.Field):
+    """The image object of its kind: a runway image or a street-style image."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("read_only", True)
+        super().__init__(**kwargs)
+
+    def to_representation(self, value):
+        if isinstance(value, PublicRunwayImage):
+            return RunwayImageSerializer(value, context=self.context).data
+        return StreetSnapImageSerializer(value, context=self.context).data
+
+
+class SimilarImageSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        # The ingest job's choices too, so the schema has one KindEnum.
+        choices=[("runway", "Runway"), ("street", "Street")],
+        help_text="`runway` or `street` (a street snap).",
+    )
+    record_id = serializers.IntegerField(
+        help_text="The album's id: /api/v1/runways/<id>/ or /api/v1/street-snaps/<id>/."
+    )
+    image = SimilarImageField(help_text="As in the album's `images`.")
+    distance = serializers.IntegerField(help_text="Differing bits of the two hashes (0-64).")
+
+
+class SimilarImagesSerializer(serializers.Serializer):
+    results = SimilarImageSerializer(many=True, help_text="Nearest first.")
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -5,10 +5,14 @@ that a migration uses: add VIEWS_V<n+1>, a migration that applies it, and a line
 BY_MIGRATION (tests/publicapi/test_views_sql.py checks that every migration is listed).
 
 Visibility is decided once per kind, in the record view; the image and brand views select
-from it, so they cannot disagree with it. The SQL is portable: PostgreSQL and SQLite.
+from it, so they cannot disagree with it. The SQL is portable (PostgreSQL and SQLite), but
+for V4's search column, which only PostgreSQL has.
 """
 
 DROP_VIEWS = [
+    # V4's, first: they select from the record views.
+    "DROP VIEW IF EXISTS public_image_hashes",
+    "DROP VIEW IF EXISTS public_brand_names",
     "DROP VIEW IF EXISTS public_brands",
     "DROP VIEW IF EXISTS public_brand_runway_images",
     "DROP VIEW IF EXISTS public_street_snap_images",
@@ -142,16 +146,100 @@ VIEWS_V3 = [
     VIEWS_V2[4],
 ]
 
+
+# V4: search and similar images.
+# - `search` on the record views: the base table's generated tsvector (catalog migration
+#   0007_search) on PostgreSQL; NULL on SQLite, where publicapi.search matches in Python.
+#   Only for filtering: no serializer reads it.
+# - public_brand_names: the names (brand name, then aliases) of brands with a public runway,
+#   for `?q=` on runways ("acne" finds Acne Studios' shows).
+# - public_image_hashes: the perceptual hashes of public images, both kinds, for "similar
+#   images". Hashes the catalog never compares (legacy, of an unknown algorithm, and none)
+#   are not in it, and its conditions are the band indexes' own, so a lookup is index probes.
+# - brands LEFT JOINed (the same rows: brand_id is a NOT NULL foreign key), so a query
+#   that reads no brand column (a count, a facet by brand_id) skips the join altogether.
+# The image views still do not show any hash.
+def _views_v4(vendor: str) -> list[str]:
+    postgres = vendor == "postgresql"
+
+    def search(alias: str) -> str:
+        return f"{alias}.search_vector" if postgres else "NULL"
+
+    return [
+        f"""
+    CREATE VIEW public_brand_runways AS
+    SELECT r.id, r.brand_id, b.slug AS brand_slug, b.name AS brand_name,
+           r.season_code, r.season, r.year, r.collection_type,
+           r.title, r.description,
+           CASE WHEN c.id IS NOT NULL THEN r.cover_id END AS cover_id,
+           r.image_count, r.published_at, r.updated_at, {search("r")} AS search
+    FROM brand_runways r
+    LEFT JOIN brands b ON b.id = r.brand_id
+    LEFT JOIN brand_runway_images c
+           ON c.id = r.cover_id AND c.runway_id = r.id AND c.deleted_at IS NULL
+    WHERE r.status = 'published' AND r.deleted_at IS NULL
+    """,  # noqa: S608 - our own column names
+        VIEWS_V3[1],  # with the renditions columns,
+        f"""
+    CREATE VIEW public_street_snaps AS
+    SELECT s.id, s.city, s.year, s.month, s.title, s.description,
+           CASE WHEN c.id IS NOT NULL THEN s.cover_id END AS cover_id,
+           s.image_count, s.published_at, s.updated_at, {search("s")} AS search
+    FROM street_snaps s
+    LEFT JOIN street_snap_images c
+           ON c.id = s.cover_id AND c.street_snap_id = s.id AND c.deleted_at IS NULL
+    WHERE s.status = 'published' AND s.deleted_at IS NULL
+    """,  # noqa: S608 - our own column names
+        VIEWS_V3[3],
+        VIEWS_V2[4],
+        f"""
+    CREATE VIEW public_brand_names AS
+    SELECT b.id AS brand_id, b.name, {search("b")} AS search
+    FROM brands b
+    WHERE EXISTS (SELECT 1 FROM public_brand_runways r WHERE r.brand_id = b.id)
+    UNION ALL
+    SELECT a.brand_id, a.alias AS name, {search("a")} AS search
+    FROM brand_aliases a
+    WHERE EXISTS (SELECT 1 FROM public_brand_runways r WHERE r.brand_id = a.brand_id)
+    """,  # noqa: S608 - our own column names
+        """
+    CREATE VIEW public_image_hashes AS
+    SELECT 'runway' AS kind, i.id, i.runway_id AS record_id, i.phash, i.phash_algorithm,
+           i.phash_band0, i.phash_band1, i.phash_band2, i.phash_band3
+    FROM brand_runway_images i
+    JOIN public_brand_runways r ON r.id = i.runway_id
+    WHERE i.deleted_at IS NULL AND NOT (i.phash_algorithm IN ('legacy', ''))
+      AND i.phash IS NOT NULL
+    UNION ALL
+    SELECT 'street' AS kind, i.id, i.street_snap_id AS record_id, i.phash, i.phash_algorithm,
+           i.phash_band0, i.phash_band1, i.phash_band2, i.phash_band3
+    FROM street_snap_images i
+    JOIN public_street_snaps s ON s.id = i.street_snap_id
+    WHERE i.deleted_at IS NULL AND NOT (i.phash_algorithm IN ('legacy', ''))
+      AND i.phash IS NOT NULL
+    """,
+    ]
+
+
+# One list per database vendor: only the search column differs.
+VIEWS_V4 = {vendor: _views_v4(vendor) for vendor in ("postgresql", "sqlite")}
+
 # The views each publicapi migration leaves behind. After a `migrate` run that dropped the
 # views (publicapi/apps.py), the version of the newest applied migration comes back.
 BY_MIGRATION = {
     "0001_public_views": VIEWS_V1,
     "0002_public_views_v2": VIEWS_V2,
     "0003_public_views_v3": VIEWS_V3,
+    "0004_public_views_v4": VIEWS_V4,
 }
 
 
-def views_for(applied: set[str]) -> list[str]:
+def for_vendor(views: list[str] | dict[str, list[str]], vendor: str) -> list[str]:
+    """A version's statements for this database (a version is one list, or one per vendor)."""
+    return views[vendor] if isinstance(views, dict) else views
+
+
+def views_for(applied: set[str]) -> list[str] | dict[str, list[str]]:
     """The CREATE VIEW statements of the newest applied publicapi migration ([] for none)."""
     names = sorted(name for name in applied if name in BY_MIGRATION)
     return BY_MIGRATION[names[-1]] if names else []

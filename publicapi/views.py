@@ -2,7 +2,9 @@
 is not published and live can be served (the views decide; see publicapi/sql.py).
 
 Query counts are fixed, whatever the page or album size: a list is a count, the page, and
-the page's covers; a detail is the record (cover joined in) and all its images.
+the page's covers; a detail is one query, its images each joined to the record (two for an
+album without images). Under load every round trip costs a scheduling delay, which is most of
+what a detail costs (bench/public_api.py).
 
 Covers of a list are fetched by id after the page rather than joined into it: PostgreSQL
 would otherwise join every public image before sorting and cutting the page (on a deep page
@@ -10,12 +12,16 @@ of 40k runways, 0.5 s instead of 0.2 s with 1M images, 1.9 s instead of 0.1 s wi
 covers query itself takes a millisecond; bench/public_api.py).
 """
 
-from django.db.models import F, Prefetch
+from django.conf import settings
+from django.db.models import Prefetch
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
+from rest_framework.generics import get_object_or_404
 from rest_framework.response import Response
 
+from publicapi.facets import RUNWAY_FACETS, STREET_SNAP_FACETS, facet_counts
 from publicapi.filters import BrandFilter, RunwayFilter, StreetSnapFilter
 from publicapi.http import PublicAPIView
 from publicapi.models import (
@@ -26,20 +32,31 @@ from publicapi.models import (
     PublicStreetSnapImage,
 )
 from publicapi.pagination import PublicPagination
-from publicapi.schema import CACHE_HEADERS, NOT_MODIFIED, THROTTLED, detail_schema, list_schema
+from publicapi.schema import (
+    CACHE_HEADERS,
+    NOT_MODIFIED,
+    THROTTLED,
+    detail_schema,
+    facets_schema,
+    list_schema,
+    similar_schema,
+)
+from publicapi.search import NEWEST_FIRST
 from publicapi.serializers import (
     BrandDetailSerializer,
     BrandSerializer,
     IndexSerializer,
     RunwayDetailSerializer,
+    RunwayFacetsSerializer,
     RunwaySerializer,
+    SimilarImagesSerializer,
     StreetSnapDetailSerializer,
+    StreetSnapFacetsSerializer,
     StreetSnapSerializer,
 )
+from publicapi.similar import similar_images
 
-# Newest publication first; a record without a publication date (possible only for imported
-# legacy rows) goes last rather than first. The id breaks ties so pages never overlap.
-NEWEST_FIRST = [F("published_at").desc(nulls_last=True), F("id").desc()]
+__all__ = ["NEWEST_FIRST"]
 ALBUM_ORDER = ["sort_order", "id"]
 INDEX_LATEST = 12
 INDEX_FEATURED_BRANDS = 48
@@ -48,17 +65,54 @@ INDEX_FEATURED_BRANDS = 48
 class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
     pagination_class = PublicPagination
     detail_serializer_class = None
+    image_model = None  # set: a detail is one query (get_object)
+    record_field = ""
 
     def get_serializer_class(self):
         if self.action == "retrieve" and self.detail_serializer_class is not None:
             return self.detail_serializer_class
         return self.serializer_class
 
+    facets = None
+
     def filter_queryset(self, queryset):
         # Filters are list parameters; a detail URL names its record whatever the query says.
         if self.action != "list":
             return queryset
         return super().filter_queryset(queryset)
+
+    def get_object(self):
+        """A record and all its images in one query: the images, each joined to its record.
+        Only an album without images needs a second query, for the record alone."""
+        if self.image_model is None:
+            return super().get_object()
+        pk = self.kwargs[self.lookup_field]
+        if len(pk) > 18:  # beyond any id (and a bigint: SQLite's driver would overflow)
+            raise NotFound()
+        images = list(
+            self.image_model.objects.filter(**{f"{self.record_field}_id": pk})
+            .select_related(self.record_field)
+            .order_by(*ALBUM_ORDER)
+        )
+        if images:
+            record = getattr(images[0], self.record_field)
+            for image in images:  # one record object for all, not a copy per row
+                setattr(image, self.record_field, record)
+        else:
+            record = get_object_or_404(self.get_queryset(), pk=pk)
+        # What prefetch_related would leave: `record.images.all()` is this list.
+        prefetched = self.image_model.objects.all()
+        prefetched._result_cache, prefetched._prefetch_done = images, True
+        record._prefetched_objects_cache = {"images": prefetched}
+        # The view's cover_id is already null unless it is a live image of this album.
+        record.cover = next((i for i in images if i.pk == record.cover_id), None)
+        return record
+
+    def facet_response(self, request):
+        filterset = self.filterset_class(
+            request.query_params, queryset=self.get_queryset(), request=request
+        )
+        return Response(facet_counts(filterset, self.facets))
 
 
 @extend_schema_view(
@@ -80,15 +134,24 @@ class RunwayViewSet(PublicReadOnlyViewSet):
     serializer_class = RunwaySerializer
     detail_serializer_class = RunwayDetailSerializer
     filterset_class = RunwayFilter
+    facets = RUNWAY_FACETS
+    image_model, record_field = PublicRunwayImage, "runway"
     lookup_value_regex = r"[0-9]+"
+
+    @facets_schema(
+        RunwayFacetsSerializer,
+        "runways",
+        "Filter counts for the runway list",
+        "`brand` (with its name as `label`), `season_code`, `year`, `collection_type`.",
+    )
+    @action(detail=False, url_path="facets")
+    def list_facets(self, request):
+        return self.facet_response(request)
 
     def get_queryset(self):
         runways = PublicRunway.objects.order_by(*NEWEST_FIRST)
         if self.action == "retrieve":
-            images = PublicRunwayImage.objects.order_by(*ALBUM_ORDER)
-            return runways.select_related("cover").prefetch_related(
-                Prefetch("images", queryset=images)
-            )
+            return runways  # get_object reads the images and the cover with it
         return runways.prefetch_related("cover")
 
 
@@ -111,15 +174,24 @@ class StreetSnapViewSet(PublicReadOnlyViewSet):
     serializer_class = StreetSnapSerializer
     detail_serializer_class = StreetSnapDetailSerializer
     filterset_class = StreetSnapFilter
+    facets = STREET_SNAP_FACETS
+    image_model, record_field = PublicStreetSnapImage, "street_snap"
     lookup_value_regex = r"[0-9]+"
+
+    @facets_schema(
+        StreetSnapFacetsSerializer,
+        "street snaps",
+        "Filter counts for the street-style list",
+        "`city`, `year`, `month`.",
+    )
+    @action(detail=False, url_path="facets")
+    def list_facets(self, request):
+        return self.facet_response(request)
 
     def get_queryset(self):
         snaps = PublicStreetSnap.objects.order_by(*NEWEST_FIRST)
         if self.action == "retrieve":
-            images = PublicStreetSnapImage.objects.order_by(*ALBUM_ORDER)
-            return snaps.select_related("cover").prefetch_related(
-                Prefetch("images", queryset=images)
-            )
+            return snaps  # get_object reads the images and the cover with it
         return snaps.prefetch_related("cover")
 
 
@@ -180,6 +252,52 @@ class IndexView(PublicAPIView):
             "featured_brands": brands[:INDEX_FEATURED_BRANDS],
         }
         return Response(IndexSerializer(index, context={"request": request}).data)
+
+
+class SimilarImagesView(PublicAPIView):
+    """Public images of other albums, of either kind, that look like this one."""
+
+    kind = "runway"
+
+    def get(self, request, pk: str):
+        # More digits than any id: not public (and int() refuses past 4300 digits).
+        image_id = int(pk) if len(pk) <= 19 else 0
+        matches = similar_images(
+            self.kind, image_id, max_distance=settings.PUBLIC_SIMILAR_MAX_DISTANCE
+        )
+        if matches is None:
+            raise NotFound()
+        images = {
+            "runway": PublicRunwayImage.objects.in_bulk(
+                [m.image_id for m in matches if m.kind == "runway"]
+            ),
+            "street": PublicStreetSnapImage.objects.in_bulk(
+                [m.image_id for m in matches if m.kind == "street"]
+            ),
+        }
+        results = [
+            {
+                "kind": m.kind,
+                "record_id": m.record_id,
+                "image": images[m.kind][m.image_id],
+                "distance": m.distance,
+            }
+            for m in matches
+            # Unpublished between the two reads: left out rather than shown half.
+            if m.image_id in images[m.kind]
+        ]
+        context = {"request": request}
+        return Response(SimilarImagesSerializer({"results": results}, context=context).data)
+
+
+@similar_schema("runway images", "Runway images")
+class RunwayImageSimilarView(SimilarImagesView):
+    kind = "runway"
+
+
+@similar_schema("street snap images", "Street-style images")
+class StreetSnapImageSimilarView(SimilarImagesView):
+    kind = "street"
 
 
 @extend_schema(exclude=True)

@@ -20,6 +20,9 @@ PUBLIC_VIEWS = {
     "public_brand_runway_images",
     "public_street_snaps",
     "public_street_snap_images",
+    # For search and similar images (views V4).
+    "public_brand_names",
+    "public_image_hashes",
 }
 
 

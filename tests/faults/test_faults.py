@@ -164,3 +164,34 @@ def job_status(job_id: int) -> str:
     from ingest.models import IngestJob
 
     return IngestJob.objects.values_list("status", flat=True).get(pk=job_id)
+
+
+def test_an_album_that_kills_its_worker_every_time_ends_as_worker_died(rig_for):
+    # Given an album whose every execution dies with its work horse (here: SIGKILLed while it
+    # downloads from a server that trickles the bytes; in life, the OOM killer or a crash).
+    from ingest.models import IngestJob
+
+    rig = rig_for(workers=1)
+    album = rig.album(0)
+    for image in album["images"]:
+        rig.images.routes[urlsplit(image["url"]).path].trickle_interval = 0.05
+    status, accepted = rig.post(album)
+    assert status == 202
+    job = IngestJob.objects.filter(pk=accepted["job_id"])
+    (name,) = rig.workers
+
+    # When three executions in a row are killed mid-job.
+    for attempt in (1, 2, 3):
+        wait_for(
+            lambda n=attempt: job.filter(status="running", attempts=n).exists(),
+            timeout=60,
+            what=f"execution {attempt}",
+        )
+        wait_for(lambda: rig.kill_worker(name, horse_only=True), timeout=30, what="a horse")
+
+    # Then the next claim ends the job instead of running it a fourth time, readably.
+    wait_for(lambda: job.filter(status="failed").exists(), timeout=60, what="the job's end")
+    ended = job.get()
+    assert (ended.reason, ended.lost_executions, ended.attempts) == ("worker_died", 3, 3)
+    assert "died 3 times" in ended.error
+    assert rig.workers_alive() == [name]

@@ -634,6 +634,7 @@ def test_a_retried_job_does_not_download_again_what_it_stored(
 
     # Then only the image that was not stored is downloaded again; the record is complete.
     assert (job.status, job.attempts) == ("succeeded", 2)
+    assert job.downloaded == {}  # kept for a retry only
     assert dict(image_server.hits) == {"/a/1.jpg": 1, "/a/2.jpg": 2, "/a/3.jpg": 1}
     runway = Runway.objects.get()
     assert runway.image_count == 3

@@ -40,6 +40,10 @@ def test_the_schema_generates_without_warnings_and_is_valid_openapi(tmp_path):
         "/api/v1/brands/:",
         "/api/v1/brands/{slug}/:",
         "/api/v1/index/:",
+        "/api/v1/runways/facets/:",
+        "/api/v1/street-snaps/facets/:",
+        "/api/v1/runway-images/{id}/similar/:",
+        "/api/v1/street-snap-images/{id}/similar/:",
     ]:
         assert path in text
 
@@ -50,10 +54,12 @@ def published_archive() -> dict[str, list]:
     now = timezone.now()
     acme = BrandFactory(name="Acme", slug="acme", is_featured=True)
     runways = []
+    # One hash for every image: each public image has similar images to show.
+    hashed = {"phash": 0x0F0F_0F0F_0F0F_0F0F, "phash_algorithm": "phash-draft128-v1"}
     for n in range(3):
         runway = RunwayFactory(brand=acme if n < 2 else BrandFactory(), published=True)
         shots = [
-            RunwayImageFactory(runway=runway, look_index=look, sort_order=order)
+            RunwayImageFactory(runway=runway, look_index=look, sort_order=order, **hashed)
             for order, look in enumerate([1, 1, 2, 3])
         ]
         Runway.objects.filter(pk=runway.pk).update(cover=shots[0], image_count=len(shots))
@@ -64,7 +70,7 @@ def published_archive() -> dict[str, list]:
     snaps = []
     for _ in range(2):
         snap = StreetSnapFactory(published=True)
-        main = StreetSnapImageFactory(street_snap=snap)
+        main = StreetSnapImageFactory(street_snap=snap, **hashed)
         StreetSnapImageFactory.create_batch(2, street_snap=snap, parent=main)
         gone = StreetSnapImageFactory(street_snap=snap, deleted_at=now)
         StreetSnapImageFactory(street_snap=snap, parent=gone)  # shown as a main
@@ -73,8 +79,12 @@ def published_archive() -> dict[str, list]:
         )
         snaps.append(snap)
     StreetSnapFactory(status="rejected")
+    images = [i.pk for r in runways for i in r.images.all()] + [
+        i.pk for s in snaps for i in s.images.all()
+    ]
     return {
-        "id": [r.pk for r in runways] + [s.pk for s in snaps],
+        # Record ids and image ids alike: schemathesis tries each in every {id}.
+        "id": [r.pk for r in runways] + [s.pk for s in snaps] + images,
         "slug": ["acme", runways[2].brand.slug],
     }
 

@@ -678,6 +678,15 @@ def test_list_query_count_does_not_grow_with_page_size(
         assert all(item.get("cover", True) for item in body["results"])
 
 
+def test_a_detail_without_images_takes_a_second_query(client, django_assert_num_queries):
+    runway = RunwayFactory(published=True)
+
+    with django_assert_num_queries(2):
+        body = get_json(client, f"/api/v1/runways/{runway.pk}/")
+
+    assert (body["id"], body["images"], body["looks"], body["cover"]) == (runway.pk, [], [], None)
+
+
 @pytest.mark.parametrize("size", [1, 30])
 def test_detail_query_count_does_not_grow_with_album_size(client, django_assert_num_queries, size):
     runway = album(size)
@@ -687,11 +696,11 @@ def test_detail_query_count_does_not_grow_with_album_size(client, django_assert_
         album_runway = RunwayFactory(brand=brand, published=True)
         set_cover(album_runway, RunwayImageFactory(runway=album_runway))
 
-    # The record (cover joined in), then all its images in one query; a brand, its runways,
+    # The album's images, each joined to the record, in one query; a brand, its runways,
     # and their covers.
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(1):
         assert len(get_json(client, f"/api/v1/runways/{runway.pk}/")["images"]) == size
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(1):
         assert len(get_json(client, f"/api/v1/street-snaps/{snap.pk}/")["groups"]) == size
     with django_assert_num_queries(3):
         runways = get_json(client, f"/api/v1/brands/{brand.slug}/")["runways"]

@@ -1,6 +1,9 @@
 """The leak-proof guarantee, as a property: over random sets of records and images in every
 status and deletion state, every list and detail endpoint shows exactly the published, live
-records and the live images of those records; anything else is a 404.
+records and the live images of those records; anything else is a 404. Search, facet counts
+and similar images likewise: every image here has the same perceptual hash (a third of them
+a legacy one, never compared), so each public image's similar images are exactly the public
+images of other albums with a comparable hash.
 
 The expectation is computed here from the base tables, independently of the views."""
 
@@ -22,6 +25,15 @@ from tests.factories import (
 from tests.support import rollback_each_example
 
 pytestmark = pytest.mark.django_db
+
+PHASH = 0x1234_5678_9ABC_DEF0
+
+
+def hash_fields(sort_order: int) -> dict:
+    # Derived from the drawn sort order, so the strategies stay as they are.
+    legacy = sort_order == 2
+    return {"phash": PHASH, "phash_algorithm": "legacy" if legacy else "phash-draft128-v1"}
+
 
 STATUSES = st.sampled_from(["pending", "published", "rejected"])
 # Unpublished records may keep the date of an earlier publication; legacy ones may have none.
@@ -90,6 +102,7 @@ def build(runway_specs, snap_specs):
                 look_index=image["look_index"],
                 sort_order=image["sort_order"],
                 deleted_at=now if image["deleted"] else None,
+                **hash_fields(image["sort_order"]),
             )
             for image in spec["images"]
         ]
@@ -110,6 +123,7 @@ def build(runway_specs, snap_specs):
                     parent=parent,
                     sort_order=image["sort_order"],
                     deleted_at=now if image["deleted"] else None,
+                    **hash_fields(image["sort_order"]),
                 )
             )
         StreetSnap.objects.filter(pk=snap.pk).update(cover=cover(spec, images, foreign_snap_image))
@@ -171,6 +185,11 @@ def image_ids_in(value) -> set[int]:
         for item in value:
             found |= image_ids_in(item)
     return found
+
+
+def key_image(key):
+    kind, pk = key
+    return (RunwayImage if kind == "runway" else StreetSnapImage).objects.get(pk=pk)
 
 
 def ids(items):
@@ -263,6 +282,51 @@ def test_every_endpoint_shows_exactly_the_published_live_records_and_images(
             (b.slug for b in brands if b.is_featured and b.slug in counts),
             key=lambda slug: next(b.name for b in brands if b.slug == slug),
         )
+
+        # Search (every factory title holds its kind's word) and facet counts.
+        found = get(client, "/api/v1/runways/", q="runway", page_size=100).json()
+        assert ids(found["results"]) == [r.pk for r in public_runways]
+        found = get(client, "/api/v1/street-snaps/", q="street", page_size=100).json()
+        assert ids(found["results"]) == [s.pk for s in public_snaps]
+        facets = get(client, "/api/v1/runways/facets/", q="runway").json()
+        assert facets["count"] == len(public_runways)
+        assert {b["value"]: b["count"] for b in facets["facets"]["brand"]} == counts
+        facets = get(client, "/api/v1/street-snaps/facets/").json()
+        assert facets["count"] == len(public_snaps)
+        assert sum(c["count"] for c in facets["facets"]["city"]) == len(public_snaps)
+
+        # Similar images of every image, public or not.
+        public_keys = {
+            (kind, i.pk): record
+            for kind, albums in (("runway", runway_images), ("street", snap_images))
+            for record, album in albums.items()
+            for i in album
+        }
+        # Legacy hashes, and the unhashed images build() adds, are never compared.
+        legacy = {key for key in public_keys if key_image(key).phash_algorithm in ("legacy", "")}
+        for kind, path, model in (
+            ("runway", "runway-images", RunwayImage),
+            ("street", "street-snap-images", StreetSnapImage),
+        ):
+            for image in model.objects.all():
+                response = get(client, f"/api/v1/{path}/{image.pk}/similar/")
+                key = (kind, image.pk)
+                if key not in public_keys:
+                    assert response.status_code == 404
+                    continue
+                results = response.json()["results"]
+                seen_images |= image_ids_in(results)
+                others = set()
+                if key not in legacy:
+                    others = {
+                        other
+                        for other, record in public_keys.items()
+                        if other not in legacy
+                        and not (other[0] == kind and record == public_keys[key])
+                    }
+                got = {(r["kind"], r["image"]["id"]) for r in results}
+                assert got <= others
+                assert len(got) == min(len(others), 24)
 
         # Not one image of anything else, anywhere.
         assert seen_images <= public_image_ids

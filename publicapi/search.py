@@ -1,0 +1,223 @@
+"""`?q=` on the public lists: every word of the query, in any order, case- and
+accent-insensitive, the last word as a prefix ("acme cout" finds Acme couture); ranked.
+
+A query is split into words (letters and digits; anything else separates them, as the
+indexed text is split: catalog migration 0007_search). A record matches when each word is
+in one of its fields (a runway's brand names and aliases count as a field). Its rank is the
+sum, over the words, of the weight of the best field the word is in: 4 for a title, a brand
+name or alias, or a city; 2 for season, season code, collection type or year; 1 for the
+description. Equal ranks go newest published first.
+
+PostgreSQL: the record views' `search` column (a generated tsvector with a GIN index) and
+`public_brand_names.search`; one extra query finds the brands each word names. SQLite has no
+tsvector: the same rule is applied in Python to the rows the view shows, which is fine for
+the embedded mode's small archives and gives the same results on the test corpus.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import BooleanField, Case, F, FloatField, IntegerField, Q, Value, When
+from django.db.models.expressions import RawSQL
+
+MAX_QUERY_LENGTH = 200
+CONFIG = "archive_search"
+WEIGHTS = {"A": 4, "B": 2, "C": 1}
+RANK = "search_rank"
+# Newest publication first; a record without a publication date (possible only for imported
+# legacy rows) goes last rather than first. The id breaks ties so pages never overlap.
+NEWEST_FIRST = [F("published_at").desc(nulls_last=True), F("id").desc()]
+
+_WORD = re.compile(r"[^\W_]+")
+# Letters unaccent folds that Unicode decomposition leaves alone.
+_FOLD = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "ł": "l", "đ": "d", "ð": "d", "þ": "th"})
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+    prefix: bool
+
+    def tsquery(self, weight: str = "") -> str:
+        # Letters and digits only, so nothing in it is tsquery syntax.
+        return (
+            f"{self.text}:{'*' if self.prefix else ''}{weight}"
+            if self.prefix or weight
+            else self.text
+        )
+
+    def matches(self, token: str) -> bool:
+        folded = fold(self.text)
+        return token.startswith(folded) if self.prefix else token == folded
+
+
+def parse(q: str) -> list[Word]:
+    """The words of a query, the last one a prefix. No words (an empty or all-punctuation
+    query) means no filter."""
+    words = _WORD.findall(q)
+    return [Word(text, prefix=n == len(words) - 1) for n, text in enumerate(words)]
+
+
+def fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.casefold().translate(_FOLD))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def tokens(*texts: str) -> set[str]:
+    return {token for text in texts for token in _WORD.findall(fold(text))}
+
+
+# --- PostgreSQL -----------------------------------------------------------------------------
+
+
+def _matches(table: str, query: str) -> RawSQL:
+    # Our table name and constant; the words are parameters.
+    return RawSQL(  # noqa: S611
+        f"{connection.ops.quote_name(table)}.search @@ to_tsquery('{CONFIG}', %s)",
+        [query],
+        output_field=BooleanField(),
+    )
+
+
+def _brands_named(words: list[Word]) -> list[set[int]]:
+    """For each word, the brands (with a public runway) one of whose names holds it."""
+    found: list[set[int]] = [set() for _ in words]
+    columns = ", ".join(f"search @@ to_tsquery('{CONFIG}', %s)" for _ in words)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT brand_id, {columns} FROM public_brand_names "  # noqa: S608 - ours
+            f"WHERE search @@ to_tsquery('{CONFIG}', %s)",
+            [*(w.tsquery() for w in words), " | ".join(w.tsquery() for w in words)],
+        )
+        for brand_id, *hits in cursor.fetchall():
+            for n, hit in enumerate(hits):
+                if hit:
+                    found[n].add(brand_id)
+    return found
+
+
+def _search_postgres(queryset, words: list[Word], brands: list[set[int]] | None):
+    table = queryset.model._meta.db_table
+    rank_sql, rank_params = [], []
+    alone = []  # words no brand name holds: one tsquery for all of them
+    for n, word in enumerate(words):
+        named = brands[n] if brands else set()
+        if named:
+            queryset = queryset.filter(Q(_matches(table, word.tsquery())) | Q(brand_id__in=named))
+        else:
+            alone.append(word)
+        # The best field's weight. Every row here holds every word, so "else" is C.
+        brand_case = (
+            f"WHEN brand_id IN ({', '.join(map(str, sorted(named)))}) THEN 4 " if named else ""
+        )
+        rank_sql.append(
+            f"CASE {brand_case}"
+            f"WHEN search @@ to_tsquery('{CONFIG}', %s) THEN {WEIGHTS['A']} "
+            f"WHEN search @@ to_tsquery('{CONFIG}', %s) THEN {WEIGHTS['B']} "
+            f"ELSE {WEIGHTS['C']} END"
+        )
+        rank_params += [word.tsquery("A"), word.tsquery("B")]
+    if alone:
+        queryset = queryset.filter(_matches(table, " & ".join(w.tsquery() for w in alone)))
+    rank = RawSQL(" + ".join(rank_sql), rank_params, output_field=IntegerField())  # noqa: S611
+    return queryset.alias(**{RANK: rank})
+
+
+# --- SQLite (and any database without tsvector) ---------------------------------------------
+
+
+def _rank(words: list[Word], fields: dict[str, set[str]]) -> int | None:
+    """The rank of a record whose fields (by weight) hold these tokens, or None: no match."""
+    total = 0
+    for word in words:
+        best = max(
+            (WEIGHTS[weight] for weight, held in fields.items() if any(map(word.matches, held))),
+            default=None,
+        )
+        if best is None:
+            return None
+        total += best
+    return total
+
+
+def _aliased_by_rank(queryset, ranks: dict[int, int]):
+    by_rank: dict[int, list[int]] = {}
+    for pk, rank in ranks.items():
+        by_rank.setdefault(rank, []).append(pk)
+    rank = Case(
+        *(When(pk__in=pks, then=Value(r)) for r, pks in by_rank.items()),
+        default=Value(0),
+        output_field=FloatField(),
+    )
+    return queryset.filter(pk__in=list(ranks)).alias(**{RANK: rank})
+
+
+def _brand_names() -> dict[int, set[str]]:
+    names: dict[int, set[str]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT brand_id, name FROM public_brand_names")
+        for brand_id, name in cursor.fetchall():
+            names.setdefault(brand_id, set()).update(tokens(name))
+    return names
+
+
+def _ranked_in_python(queryset, words: list[Word], rows: Iterable[tuple[int, dict]]):
+    ranks = {}
+    for pk, fields in rows:
+        rank = _rank(words, fields)
+        if rank is not None:
+            ranks[pk] = rank
+    return _aliased_by_rank(queryset, ranks)
+
+
+# --- The two lists --------------------------------------------------------------------------
+
+
+def runways(queryset, q: str):
+    """Runways matching `q`, with their rank as the alias `search_rank` (unordered)."""
+    words = parse(q)
+    if not words:
+        return queryset
+    if connection.vendor == "postgresql":
+        return _search_postgres(queryset, words, _brands_named(words))
+    names = _brand_names()
+    columns = ["id", "brand_id", "title", "season_code", "season", "collection_type", "year"]
+    rows = (
+        (
+            pk,
+            {
+                "A": tokens(title) | names.get(brand_id, set()),
+                "B": tokens(season_code, season, collection_type, str(year)),
+                "C": tokens(description),
+            },
+        )
+        for pk, brand_id, title, season_code, season, collection_type, year, description in (
+            queryset.order_by().values_list(*columns, "description")
+        )
+    )
+    return _ranked_in_python(queryset, words, rows)
+
+
+def street_snaps(queryset, q: str):
+    """Street-style albums matching `q`, with their rank as the alias `search_rank`."""
+    words = parse(q)
+    if not words:
+        return queryset
+    if connection.vendor == "postgresql":
+        return _search_postgres(queryset, words, None)
+    rows = (
+        (pk, {"A": tokens(city, title), "C": tokens(description)})
+        for pk, city, title, description in (
+            queryset.order_by().values_list("id", "city", "title", "description")
+        )
+    )
+    return _ranked_in_python(queryset, words, rows)
+
+
+def by_relevance(queryset):
+    return queryset.order_by(F(RANK).desc(), *NEWEST_FIRST)

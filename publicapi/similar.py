@@ -1,0 +1,101 @@
+""" "This look elsewhere": public images of other albums whose perceptual hash is near an image's.
+
+Reads public_image_hashes (publicapi/sql.py), which holds only public, live images with a
+hash the catalog compares, so a pending, rejected or deleted album's image or a legacy hash
+(of an unknown algorithm) can never come up. The candidates come from the four 16-bit band
+indexes (the scheme of ingest.hashing, restated here because publicapi imports no other app;
+tests/publicapi/test_similar.py checks that the two agree): two hashes within d bits agree to
+within d // 4 bits on at least one band, so probing each band with every value that close
+misses none. The exact distance is then counted here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from itertools import combinations
+
+from django.db import connection
+
+MAX_RESULTS = 24
+KINDS = {"runway": "public_brand_runway_images", "street": "public_street_snap_images"}
+_MASK64 = (1 << 64) - 1
+_BAND_BITS = 16
+_BAND_MASK = (1 << _BAND_BITS) - 1
+_MAX_ID = (1 << 63) - 1
+
+
+def hamming(a: int, b: int) -> int:
+    return ((a ^ b) & _MASK64).bit_count()
+
+
+def bands(phash: int) -> tuple[int, int, int, int]:
+    """The 16-bit slices, most significant first: the views' phash_band0..3 (signed or not)."""
+    u = phash & _MASK64
+    return tuple((u >> shift) & _BAND_MASK for shift in (48, 32, 16, 0))  # type: ignore[return-value]
+
+
+@cache
+def _flip_masks(radius: int) -> tuple[int, ...]:
+    masks = [0]
+    for r in range(1, radius + 1):
+        masks += [sum(1 << p for p in bits) for bits in combinations(range(_BAND_BITS), r)]
+    return tuple(masks)
+
+
+def band_probes(phash: int, max_distance: int) -> list[list[int]]:
+    radius = max_distance // 4
+    if not 0 <= radius <= 3:
+        raise ValueError(f"max_distance {max_distance}: from 0 to 15 bits")
+    masks = _flip_masks(radius)
+    return [[band ^ m for m in masks] for band in bands(phash)]
+
+
+@dataclass(frozen=True)
+class Match:
+    kind: str
+    image_id: int
+    record_id: int
+    distance: int
+
+
+def similar_images(kind: str, image_id: int, *, max_distance: int) -> list[Match] | None:
+    """The nearest MAX_RESULTS matches of a public image (nearest first, then runways before
+    street snaps, then by id), or None if the image is not public."""
+    if not 0 < image_id <= _MAX_ID:
+        return None
+    record_column = "runway_id" if kind == "runway" else "street_snap_id"
+    with connection.cursor() as cursor:
+        # The image must be public; its hash may be missing or not comparable (no matches).
+        cursor.execute(
+            f"SELECT i.{record_column}, h.phash, h.phash_algorithm "  # noqa: S608 - ours
+            f"FROM {KINDS[kind]} i "
+            "LEFT JOIN public_image_hashes h ON h.kind = %s AND h.id = i.id "
+            "WHERE i.id = %s",
+            [kind, image_id],
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        record_id, phash, algorithm = row
+        if phash is None:
+            return []
+        probes = band_probes(phash, max_distance)
+        where = " OR ".join(
+            f"phash_band{n} IN ({', '.join(['%s'] * len(values))})"
+            for n, values in enumerate(probes)
+        )
+        cursor.execute(
+            "SELECT kind, id, record_id, phash FROM public_image_hashes "  # noqa: S608 - ours
+            f"WHERE phash_algorithm = %s AND ({where})",
+            [algorithm, *(value for values in probes for value in values)],
+        )
+        candidates = cursor.fetchall()
+    matches = [
+        Match(kind=other_kind, image_id=other_id, record_id=other_record, distance=distance)
+        for other_kind, other_id, other_record, other_phash in candidates
+        if not (other_kind == kind and other_record == record_id)
+        and (distance := hamming(phash, other_phash)) <= max_distance
+    ]
+    matches.sort(key=lambda m: (m.distance, m.kind != "runway", m.image_id))
+    return matches[:MAX_RESULTS]
