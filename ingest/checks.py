@@ -1,12 +1,15 @@
 """System checks: a malformed secret is an error at start-up, not a 401 mystery later; a job
 timeout too short for the download budget is a warning, not a job killed mid-way later; a
-near-duplicate distance the indexed lookup cannot serve is an error, not every job failing."""
+near-duplicate distance the indexed lookup cannot serve is an error, not every job failing; a
+decode budget smaller than the pixel limit's biggest PNG is a warning, not a refusal later."""
+
+import math
 
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
 from ingest.auth import SECRET_MIN_BYTES, load_secrets
-from ingest.hashing import band_probes
+from ingest.hashing import MIB, band_probes, pixels_cost
 
 
 @register()
@@ -74,3 +77,22 @@ def check_duplicate_distance(app_configs, **kwargs):
             )
         ]
     return []
+
+
+@register()
+def check_decode_memory_holds_the_pixel_limit(app_configs, **kwargs):
+    side = math.isqrt(settings.INGEST_MAX_IMAGE_PIXELS)
+    needed = pixels_cost(side, side, "RGBA")
+    if settings.INGEST_DECODE_MEMORY_BYTES >= needed:
+        return []
+    return [
+        Warning(
+            f"INGEST_DECODE_MEMORY_BYTES ({settings.INGEST_DECODE_MEMORY_BYTES / MIB:.0f} MiB) "
+            f"cannot hold the decode of an RGBA PNG of INGEST_MAX_IMAGE_PIXELS "
+            f"({settings.INGEST_MAX_IMAGE_PIXELS}): such images are refused for memory, not for "
+            "their pixel count.",
+            hint=f"Raise INGEST_DECODE_MEMORY_BYTES to at least {needed} or lower "
+            "INGEST_MAX_IMAGE_PIXELS.",
+            id="ingest.W003",
+        )
+    ]

@@ -285,7 +285,13 @@ def decode_cost(image: Image.Image, data: bytes) -> int:
             # last scan, whatever the output scale.
             cost += _JPEG_COEFFICIENT_BYTES * _jpeg_samples(image)
         return cost
-    return pixels * _STORAGE_BYTES.get(image.mode, 4) + strip
+    return pixels_cost(width, height, image.mode)
+
+
+def pixels_cost(width: int, height: int, mode: str) -> int:
+    """:func:`decode_cost` of a PNG or GIF: Pillow's storage of the mode, plus the strips."""
+    strip = min(height, _STRIP_ROWS) * width * _STRIP_BYTES_PER_PIXEL + _DECODER_SLACK
+    return width * height * _STORAGE_BYTES.get(mode, 4) + strip
 
 
 def _several_scans(data: bytes) -> bool:

@@ -6,6 +6,7 @@ import pytest
 
 from ingest.checks import (
     JOB_TIMEOUT_MARGIN_SECONDS,
+    check_decode_memory_holds_the_pixel_limit,
     check_duplicate_distance,
     check_ingest_secrets,
     check_job_timeout_covers_downloads,
@@ -99,3 +100,17 @@ def test_a_malformed_secret_is_a_check_error_that_names_its_entry(settings, secr
     assert says in error.msg
     # The message names the entry, never its value: check output ends up in logs.
     assert secret.strip() not in error.msg
+
+
+def test_the_default_decode_budget_holds_the_largest_png_the_pixel_limit_admits(settings):
+    assert check_decode_memory_holds_the_pixel_limit(None) == []
+
+
+def test_a_decode_budget_below_the_pixel_limit_is_a_warning(settings):
+    settings.INGEST_DECODE_MEMORY_BYTES = 128 * 1024 * 1024
+
+    (warning,) = check_decode_memory_holds_the_pixel_limit(None)
+
+    assert warning.id == "ingest.W003"
+    assert "(128 MiB)" in warning.msg
+    assert "INGEST_MAX_IMAGE_PIXELS (64000000)" in warning.msg
