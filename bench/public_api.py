@@ -23,7 +23,7 @@ Five parts, printed in order:
    BENCH_SECONDS each; the median requests/s of each and their ratio. The throttle is on (a
    rate no client reaches) and ETags are kept. The bodies are checked equal first.
 
-Run: .venv/bin/python bench/public_api.py
+Run: .venv/bin/python bench/public_api.py      (BENCH_PARTS=15: only parts 1 and 5)
 """
 
 from __future__ import annotations
@@ -154,11 +154,14 @@ def main() -> None:
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
     paths = endpoints()
-    latency(paths)
-    plans(paths)
-    changes(paths)
-    profile(paths["runways, page 1"])
-    throughput(paths)
+    parts = os.environ.get("BENCH_PARTS", "12345")  # e.g. BENCH_PARTS=5: throughput only
+    for part, run in zip(
+        "12345",
+        [latency, plans, changes, lambda p: profile(p["runways, page 1"]), throughput],
+        strict=True,
+    ):
+        if part in parts:
+            run(paths)
 
 
 def endpoints() -> dict[str, str]:

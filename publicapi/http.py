@@ -113,14 +113,24 @@ class PublicAnonRateThrottle(AnonRateThrottle):
         return self.seconds_left
 
 
+def redis_client(cache: RedisCache):
+    """The cache's Redis client, made once per cache object (caches are per thread). Django
+    makes a new one per call, and a redis-py client builds its table of reply parsers on
+    creation: more time than the round trip itself (bench/public_api.py's profile)."""
+    client = getattr(cache, "_public_throttle_client", None)
+    if client is None:
+        client = cache._cache.get_client(None, write=True)
+        cache._public_throttle_client = client
+    return client
+
+
 def count_in_window(cache, key: str, seconds: int) -> tuple[int, int]:
     """Count one more request under `key`; returns (requests in this window, seconds left)."""
     if isinstance(cache, RedisCache):
         # One pipelined round trip: open the window if there is none, count, read its end.
         # Django's cache API would take three (add, then incr's exists-and-incr).
         name = cache.make_and_validate_key(key)
-        client = cache._cache.get_client(name, write=True)
-        pipeline = client.pipeline(transaction=False)
+        pipeline = redis_client(cache).pipeline(transaction=False)
         pipeline.set(name, 0, ex=seconds, nx=True)
         pipeline.incr(name)
         pipeline.ttl(name)
