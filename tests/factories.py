@@ -18,7 +18,7 @@ from catalog.models import (
     StreetSnapImage,
 )
 from ingest.models import IngestJob, UsedWebhookId
-from review.models import ReviewEvent
+from review.models import ReviewClaim, ReviewEvent
 
 
 class BrandFactory(factory.django.DjangoModelFactory):
@@ -178,3 +178,15 @@ class ReviewEventFactory(factory.django.DjangoModelFactory):
     actor = factory.SubFactory(UserFactory)
     at = factory.LazyFunction(timezone.now)
     record_version = 1
+
+
+class ReviewClaimFactory(factory.django.DjangoModelFactory):
+    """An editor holding an album open (review.services.claim_take is the writer in the app)."""
+
+    class Meta:
+        model = ReviewClaim
+
+    kind = "runway"
+    record_id = factory.LazyAttribute(lambda _: RunwayFactory().pk)
+    user = factory.SubFactory(UserFactory)
+    touched_at = factory.LazyFunction(timezone.now)
