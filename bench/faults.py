@@ -1,5 +1,5 @@
 """What the fault suite measured: jobs, records, duplicates, half-written records, retries and
-time to drain under each fault (README, *Reliability*).
+time to drain under each fault (docs/operations.md, *Operations: reliability*).
 
 Runs the fault scenarios of tests/faults (real gunicorn, rq worker processes, PostgreSQL, and a
 Redis and an S3 server of their own) once, with pytest, and prints one table row per scenario

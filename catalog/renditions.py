@@ -6,7 +6,7 @@ renditions at :data:`WIDTHS` (never upscaled: an image narrower than a width get
 of that width), EXIF orientation applied, converted to sRGB, alpha kept; a ThumbHash of the
 picture reduced to at most 100 px; its average colour. bench/renditions.py measured the
 choices below against the naive Pillow path (full decode, LANCZOS resize and WebP method 4 per
-width); the figures are in the README's "Renditions" section. libvips (the `pyvips-binary`
+width); the figures are in docs/renditions.md, "Measured". libvips (the `pyvips-binary`
 wheel) won: shrink-on-load decodes a 2000x3000 JPEG at the scale the largest rendition needs,
 and its pipeline streams, so a worker's memory stays small for large PNGs too.
 """

@@ -19,7 +19,7 @@ env = environ.Env()
 DEBUG = env.bool("DEBUG", default=False)
 
 # The development key is deliberately recognisable; `check --deploy` flags it (security.W009)
-# and the production checklist in the README says to set a real one.
+# and the production checklist in docs/operations.md says to set a real one.
 SECRET_KEY = env.str("SECRET_KEY", default="django-insecure-dev-only-set-SECRET_KEY-in-production")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -213,7 +213,7 @@ WHITENOISE_USE_FINDERS = DEBUG
 RENDITIONS_AT_INGEST = env.bool("RENDITIONS_AT_INGEST", default=True)
 # Images of one album rendered at once by its follow-up job (threads; libvips releases the GIL).
 # 1 by default: libvips already uses every core for one image's decode and resize, and on the
-# shared 2-core bench machine two at a time were slower (bench/renditions.py, README).
+# shared 2-core bench machine two at a time were slower (bench/renditions.py, docs/renditions.md).
 RENDITION_THREADS = env.int("RENDITION_THREADS", default=1)
 
 # --- Ingest -------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The steps of one ingest job (SPEC.md "Ingest"):
+"""The steps of one ingest job (docs/crawlers.md, "What the worker does"):
 
 1. claim the job under a row lock (a finished job is a no-op);
 2. find the record it concerns, by source key then entity key, and decide: create, reopen a

@@ -24,7 +24,7 @@ def image_name(index: int) -> str:
     return f"image {index + 1}"
 
 
-# The report's counts, in the order the README documents them and the API and admin show them.
+# The report's counts, in the order docs/crawlers.md documents them and the API and admin show them.
 COUNT_NAMES = ("received", "stored", "refused", "repeated", "duplicates")
 
 

@@ -287,7 +287,7 @@ class JobStatusSerializer(serializers.Serializer):
         if not job.report:
             return Report(album_images=len(job.payload.get("images", []))).as_dict()
         report = dict(job.report)
-        # jsonb keeps no key order; give the counts in the order the README documents.
+        # jsonb keeps no key order; give the counts in the order docs/crawlers.md documents.
         counts = report.get("counts", {})
         report["counts"] = {name: counts.get(name, 0) for name in COUNT_NAMES}
         return report

@@ -134,8 +134,8 @@ def renditions_enqueue(*, kind: str, record_id: int) -> bool:
 
     A follow-up job rather than a step of the ingest job: bench/renditions.py measured the
     album reaching the review queue about as fast as without renditions this way, where
-    rendering inside the job would delay it by the whole album's rendering time (README,
-    "Renditions").
+    rendering inside the job would delay it by the whole album's rendering time
+    (docs/renditions.md).
     """
     if not settings.RENDITIONS_AT_INGEST:
         return False

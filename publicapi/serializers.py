@@ -1,4 +1,4 @@
-"""The JSON of the public API (SPEC.md "External contract"). Read-only: every serializer here
+"""The JSON of the public API (docs/api.md). Read-only: every serializer here
 only renders rows of the public_* views.
 
 The record and image serializers declare their fields for the schema (drf-spectacular reads

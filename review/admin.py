@@ -1224,7 +1224,7 @@ class RecordAdmin(admin.ModelAdmin):
 
         The version is the one the list showed the row at (its loaded token). A row without
         a token checks the status only: one beyond the page, selected with "Select all"
-        (README says so), or a request not from the list."""
+        (docs/editors.md says so), or a request not from the list."""
         transition = TRANSITIONS[action]
         changed, refused = 0, []
         for record in self.selected_records(request, queryset):

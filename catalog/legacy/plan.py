@@ -7,7 +7,7 @@ decisions that are not the default (downgraded details, cleared dup_of), tallies
 status, and the lists an operator reads. The dry run prints it; the writer applies it, calling
 the same `decide_images` on the same album so the two cannot disagree.
 
-Rules (SPEC.md "Legacy migration"):
+Rules (docs/legacy-import.md, "Rules"):
 - brands by slug, compared lower-cased (catalog.keys.normalize_brand_slug, the form ingest looks
   brands up in) and stored so when new; legacy slugs that differ only in case stop the run;
 - key and source values are put in the catalog's normal form first (catalog.keys, the same
@@ -686,7 +686,7 @@ def _status_of(plan: Plan, ref: Ref) -> str:
 
 def _held_by_unpublished(holder: CatalogRef) -> str:
     # Approving works from pending only (review.services); deleting is not offered in the
-    # admin, hence README's one-liner.
+    # admin, hence docs/legacy-import.md's one-liner.
     todo = (
         "approve that record if it is the better copy, else reject it and soft-delete it"
         if holder.status == PENDING

@@ -1,6 +1,6 @@
 """The issue's "done when": a crawler signing with the standardwebhooks library pushes runway and
 street albums over HTTP to a running server, a real worker process (rqworker) runs the jobs on
-Redis and PostgreSQL, and the crawler sees each job end as SPEC.md says."""
+Redis and PostgreSQL, and the crawler sees each job end as docs/crawlers.md says."""
 
 import json
 import subprocess

@@ -1,4 +1,4 @@
-"""The planner on in-memory archives: every rule of SPEC.md "Legacy migration", and the plan's
+"""The planner on in-memory archives: every rule of docs/legacy-import.md, and the plan's
 invariants for random archives. Pure (no database): runs on the SQLite pass too."""
 
 from __future__ import annotations
