@@ -15,6 +15,6 @@ class StandardWebhookScheme(OpenApiAuthenticationExtension):
             "description": (
                 "Standard Webhooks: send webhook-id (unique per request), webhook-timestamp "
                 "(integer seconds) and webhook-signature (v1,<base64 HMAC-SHA256 of "
-                "'{id}.{timestamp}.{body}'> under a whsec_ secret). See the README."
+                "'{id}.{timestamp}.{body}'> under a whsec_ secret). See docs/crawlers.md."
             ),
         }

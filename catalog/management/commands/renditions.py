@@ -52,7 +52,7 @@ class Command(BaseCommand):
             default=1,
             help="images rendered at once, each in its own thread (libvips releases the GIL); "
             "default 1: libvips already spreads one image over the cores, so more help only "
-            "where cores are idle (see the README's figures)",
+            "where cores are idle (see docs/renditions.md)",
         )
 
     def handle(self, *args, record=None, force=False, workers=1, **options):
