@@ -135,6 +135,11 @@ def count_in_window(cache, key: str, seconds: int) -> tuple[int, int]:
         pipeline.incr(name)
         pipeline.ttl(name)
         _, count, ttl = pipeline.execute()
+        if ttl < 0:
+            # The window expired between SET NX and INCR, so INCR made a key without an expiry;
+            # left so, it would count (and refuse) this client forever.
+            redis_client(cache).expire(name, seconds)
+            ttl = seconds
         return count, max(ttl, 1)
     cache.add(key, 0, seconds)
     try:

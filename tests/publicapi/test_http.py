@@ -336,6 +336,23 @@ def test_throttle_counts_live_in_redis_so_every_web_process_shares_them(
     ]
 
 
+def test_a_window_left_without_an_expiry_gets_one_back(client, settings, redis_cache):
+    # What a window expiring between the throttle's SET NX and INCR leaves: a count, no TTL.
+    connection, prefix = redis_cache
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "2/min"},
+    }
+    key = f"{prefix}:1:throttle_anon_127.0.0.1"
+    connection.set(key, 5)
+
+    throttled = client.get("/api/v1/runways/")
+
+    assert throttled.status_code == 429
+    assert 0 < connection.ttl(key) <= 60
+    assert 0 < int(throttled["Retry-After"]) <= 60
+
+
 def test_an_unreachable_cache_lets_requests_through(client, settings, caplog):
     settings.CACHES = {
         "default": {
