@@ -55,7 +55,9 @@ class RequestIdMiddleware:
     def __call__(self, request):
         incoming = request.headers.get("X-Request-ID", "")
         # 128 random bits as hex, as uuid4().hex without building a UUID.
-        rid = incoming if incoming and _VALID_REQUEST_ID.match(incoming) else os.urandom(16).hex()
+        rid = (
+            incoming if incoming and _VALID_REQUEST_ID.fullmatch(incoming) else os.urandom(16).hex()
+        )
         token = request_id.set(rid)
         started = time.perf_counter()
         try:

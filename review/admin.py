@@ -534,7 +534,8 @@ class RecordAdmin(admin.ModelAdmin):
         # One reverse() for every tile, not one per tile: at 500 images the URL resolver
         # would be a good part of the page's time.
         urls = {
-            "op": admin_url(obj, "image", obj.pk, IMAGE_ID, "operation"),
+            # With the list's filters, so the redrawn grid's links keep the editor's queue.
+            "op": self.with_queue(request, admin_url(obj, "image", obj.pk, IMAGE_ID, "operation")),
             "compare": self.compare_url(request, obj, IMAGE_ID),
         }
         tiles = {image.pk: self.tile(obj, image, urls) for image in images}
@@ -906,7 +907,7 @@ class RecordAdmin(admin.ModelAdmin):
             with transaction.atomic():
                 obj, loaded = self.curation_target(request, object_id)
                 with conflict_if_stale(loaded):
-                    _, message = record_curate_images(
+                    record, message = record_curate_images(
                         actor=request.user, operation=lambda: operation(obj, loaded)
                     )
                 self.log_change(request, obj, message)
@@ -916,7 +917,7 @@ class RecordAdmin(admin.ModelAdmin):
             self.message_user(request, str(refusal), messages.ERROR)
         else:
             if in_page:
-                return self.grid_response(request, object_id, message)
+                return self.grid_response(request, object_id, message, record)
             self.message_user(request, message, messages.SUCCESS)
         following = request.POST.get("next", "")
         if following and url_has_allowed_host_and_scheme(
@@ -925,9 +926,11 @@ class RecordAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(following)
         return HttpResponseRedirect(self.change_url(object_id) + "#images")
 
-    def grid_response(self, request, object_id, message: str) -> JsonResponse:
+    def grid_response(self, request, object_id, message: str, written) -> JsonResponse:
+        # The token comes from the record as this write left it, read under its lock: a read
+        # after the commit could carry another editor's write into this page's token.
         obj = self.get_object(request, unquote(object_id))
-        review = {**self.grid_context(request, obj), "token": loaded_token(obj)}
+        review = {**self.grid_context(request, obj), "token": loaded_token(written)}
         grid = render_to_string(
             "admin/review/includes/image_grid.html", {"review": review}, request=request
         )

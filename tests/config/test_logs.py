@@ -47,7 +47,7 @@ def test_a_request_line_carries_the_callers_request_id(client, json_lines):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("sent", [None, "", "a b", "x" * 129, "id\r\nX-Evil: 1"])
+@pytest.mark.parametrize("sent", [None, "", "a b", "x" * 129, "id\r\nX-Evil: 1", "abc\n"])
 def test_a_missing_or_unsafe_request_id_is_replaced_by_a_fresh_one(client, json_lines, sent):
     headers = {} if sent is None else {"HTTP_X_REQUEST_ID": sent}
 
