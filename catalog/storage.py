@@ -265,7 +265,9 @@ def _collect_one(
             # The renditions, then the object, then the row: if a delete fails, the row stays
             # and the next run deletes what is left. Renditions are never orphaned.
             sha1 = sha1_of_image_key(key)
-            if sha1 is not None:
+            # Renditions are named by content, not by key: another image (a legacy key, the
+            # same bytes under another extension) may still show them.
+            if sha1 is not None and not _sha1_in_use(sha1):
                 for width in RENDITION_WIDTHS:
                     storage.delete(rendition_key(sha1=sha1, width=width))
             storage.delete(key)
@@ -275,6 +277,13 @@ def _collect_one(
 
 def _referenced_by(image_model: type[RunwayImage] | type[StreetSnapImage]) -> Exists:
     return Exists(image_model.objects.filter(storage_key=OuterRef("key")))
+
+
+def _sha1_in_use(sha1: str) -> bool:
+    return (
+        RunwayImage.objects.filter(sha1=sha1).exists()
+        or StreetSnapImage.objects.filter(sha1=sha1).exists()
+    )
 
 
 def _is_referenced(key: str) -> bool:

@@ -318,7 +318,9 @@ def ingest_job_finish(
         if status == IngestJob.Status.SUCCEEDED and record is not None:
             # After the commit: the follow-up job must find the image rows.
             kind = IngestJob.Kind.RUNWAY if runway is not None else IngestJob.Kind.STREET
-            transaction.on_commit(partial(renditions_enqueue, kind=str(kind), record_id=record.pk))
+            transaction.on_commit(
+                partial(renditions_enqueue, kind=str(kind), record_id=record.pk), robust=True
+            )
 
 
 def ingest_job_release(

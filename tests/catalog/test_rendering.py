@@ -191,3 +191,22 @@ def test_gc_keeps_the_renditions_of_a_referenced_original_and_removes_those_it_d
     assert default_storage.exists(kept.storage_key)
     # Renditions are not tracked objects of their own: nothing else is left to collect.
     assert set(StoredObject.objects.values_list("key", flat=True)) == {kept.storage_key}
+
+
+def test_gc_keeps_renditions_another_image_of_the_same_bytes_still_shows():
+    # Renditions are named by sha1; a legacy row may hold the same bytes under its own key.
+    data = photo_jpeg("coffee")
+    orphan = stored_image(data)
+    image_renditions_make(image=orphan)
+    orphan.refresh_from_db()
+    legacy = StreetSnapImageFactory(
+        storage_key="legacy/street/coffee.jpg", sha1=orphan.sha1, renditions=orphan.renditions
+    )
+    RunwayImage.objects.filter(pk=orphan.pk).delete()
+    _age_all()
+
+    result = stored_objects_collect(older_than=timezone.now() - timedelta(days=1))
+
+    assert result.deleted == [orphan.storage_key]
+    assert not default_storage.exists(orphan.storage_key)
+    assert legacy.renditions and all(default_storage.exists(r["key"]) for r in legacy.renditions)
