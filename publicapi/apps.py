@@ -20,9 +20,29 @@ class PublicApiConfig(AppConfig):
 # every version, so history replays.
 
 
+# Dropping a view drops its grants: the read-only role of PUBLIC_DATABASE_URL
+# (create_public_role) would lose them at every migrate. Who may read the views is noted before
+# the run and given back, on every view there is then, after it.
+_readers: dict[str, list[str]] = {}
+
+_READERS_SQL = """
+    SELECT DISTINCT a.grantee::regrole::text
+    FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema()
+    CROSS JOIN LATERAL aclexplode(c.relacl) a
+    WHERE c.relkind = 'v' AND c.relname LIKE 'public\\_%' AND a.privilege_type = 'SELECT'
+      AND a.grantee <> c.relowner AND a.grantee <> 0
+"""
+
+
 def drop_views_before_catalog_changes(sender, using, plan=None, **kwargs) -> None:
     from publicapi.sql import DROP_VIEWS
 
+    connection = connections[using]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_READERS_SQL)
+            _readers[using] = [grantee for (grantee,) in cursor.fetchall()]
     if not plan or not any(migration.app_label == "catalog" for migration, _ in plan):
         return
     with connections[using].cursor() as cursor:
@@ -44,3 +64,11 @@ def restore_views(sender, using, **kwargs) -> None:
     with connection.cursor() as cursor:
         for statement in DROP_VIEWS + for_vendor(views, connection.vendor):
             cursor.execute(statement)
+    readers = _readers.pop(using, [])
+    if readers:
+        from publicapi.management.commands.create_public_role import public_views
+
+        names = ", ".join(connection.ops.quote_name(name) for name in public_views(connection))
+        with connection.cursor() as cursor:
+            for grantee in readers:  # regrole's text: already a quoted identifier
+                cursor.execute(f"GRANT SELECT ON {names} TO {grantee}")

@@ -6,7 +6,7 @@ review detail (reviewer, reject reason, job, checksum) can reach the API by cons
 tests/publicapi/test_views_sql.py compares every view's columns with the model below.
 """
 
-from django.db import models
+from django.db import DEFAULT_DB_ALIAS, connections, models, router
 
 
 class PublicBrand(models.Model):
@@ -132,3 +132,9 @@ class PublicStreetSnapImage(models.Model):
 
     def __str__(self) -> str:
         return self.storage_key
+
+
+def public_connection():
+    """The connection the view models read through: PUBLIC_DATABASE_URL's role when it is set
+    (config.routers). Raw SQL on the views goes through it too, so it has no wider rights."""
+    return connections[router.db_for_read(PublicRunway) or DEFAULT_DB_ALIAS]

@@ -25,6 +25,8 @@ from django.db import connection
 from django.db.models import BooleanField, Case, F, FloatField, IntegerField, Q, Value, When
 from django.db.models.expressions import RawSQL
 
+from publicapi.models import public_connection
+
 MAX_QUERY_LENGTH = 200
 CONFIG = "archive_search"
 WEIGHTS = {"A": 4, "B": 2, "C": 1}
@@ -88,7 +90,7 @@ def _brands_named(words: list[Word]) -> list[set[int]]:
     """For each word, the brands (with a public runway) one of whose names holds it."""
     found: list[set[int]] = [set() for _ in words]
     columns = ", ".join(f"search @@ to_tsquery('{CONFIG}', %s)" for _ in words)
-    with connection.cursor() as cursor:
+    with public_connection().cursor() as cursor:
         cursor.execute(
             f"SELECT brand_id, {columns} FROM public_brand_names "  # noqa: S608 - ours
             f"WHERE search @@ to_tsquery('{CONFIG}', %s)",
@@ -159,7 +161,7 @@ def _aliased_by_rank(queryset, ranks: dict[int, int]):
 
 def _brand_names() -> dict[int, set[str]]:
     names: dict[int, set[str]] = {}
-    with connection.cursor() as cursor:
+    with public_connection().cursor() as cursor:
         cursor.execute("SELECT brand_id, name FROM public_brand_names")
         for brand_id, name in cursor.fetchall():
             names.setdefault(brand_id, set()).update(tokens(name))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
 
-from django.db import connection
+from publicapi.models import public_connection
 
 MAX_RESULTS = 24
 KINDS = {"runway": "public_brand_runway_images", "street": "public_street_snap_images"}
@@ -65,7 +65,7 @@ def similar_images(kind: str, image_id: int, *, max_distance: int) -> list[Match
     if not 0 < image_id <= _MAX_ID:
         return None
     record_column = "runway_id" if kind == "runway" else "street_snap_id"
-    with connection.cursor() as cursor:
+    with public_connection().cursor() as cursor:
         # The image must be public; its hash may be missing or not comparable (no matches).
         cursor.execute(
             f"SELECT i.{record_column}, h.phash, h.phash_algorithm "  # noqa: S608 - ours

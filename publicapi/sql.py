@@ -20,6 +20,12 @@ DROP_VIEWS = [
     "DROP VIEW IF EXISTS public_street_snaps",
 ]
 
+
+def public_view_names() -> list[str]:
+    """The name of every public view any version creates (DROP_VIEWS lists them all)."""
+    return [statement.split()[-1] for statement in DROP_VIEWS]
+
+
 VIEWS_V1 = [
     # A cover shows only while it is a live image of the same runway.
     """

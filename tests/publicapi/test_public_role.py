@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from tests.factories import RunwayFactory
+from tests.factories import RunwayFactory, RunwayImageFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,13 +71,18 @@ def test_the_sql_is_printed_without_execute():
 
     sql = out.getvalue()
     assert 'CREATE ROLE "archive_public" LOGIN' in sql
-    assert 'GRANT SELECT ON "public_brand_runway_images", "public_brand_runways"' in sql
+    assert (
+        'GRANT SELECT ON "public_brand_names", "public_brand_runway_images", '
+        '"public_brand_runways", "public_brands", "public_image_hashes", '
+        '"public_street_snap_images", "public_street_snaps" TO "archive_public"'
+    ) in sql
     assert 'brand_runways"' not in sql.replace('"public_brand_runways"', "")
 
 
 def test_the_api_reads_through_the_public_connection(public_role):
     # given: a published show, and a process configured as production would be
-    published = RunwayFactory(published=True)
+    published = RunwayFactory(published=True, title="Velvet")
+    image = RunwayImageFactory(runway=published)
     db = connection.settings_dict
     env = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG"}}
     env |= {
@@ -100,8 +105,11 @@ with CaptureQueriesContext(connections["public"]) as public:
     with CaptureQueriesContext(connections["default"]) as default:
         listing = Client().get("/api/v1/runways/")
         detail = Client().get("/api/v1/runways/{published.pk}/")
+        search = Client().get("/api/v1/runways/?q=velvet")
+        similar = Client().get("/api/v1/runway-images/{image.pk}/similar/")
 print(json.dumps({{
-    "statuses": [listing.status_code, detail.status_code],
+    "statuses": [listing.status_code, detail.status_code, search.status_code,
+                 similar.status_code],
     "ids": [row["id"] for row in listing.json()["results"]],
     "user": connections["public"].settings_dict["USER"],
     "public_queries": len(public), "default_queries": len(default),
@@ -121,8 +129,29 @@ print(json.dumps({{
     # then: every read went through the role, and the API answered
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["statuses"] == [200, 200]
+    assert report["statuses"] == [200, 200, 200, 200]
     assert report["ids"] == [published.pk]
     assert report["user"] == public_role
     assert report["public_queries"] >= 2
     assert report["default_queries"] == 0
+
+
+def test_a_migrate_that_recreates_the_views_keeps_the_roles_reads(public_role):
+    published = RunwayFactory(published=True)
+
+    # Every migrate re-creates the views (publicapi.apps), which drops their grants.
+    call_command("migrate", "--no-input", verbosity=0)
+
+    with connect_as(public_role) as conn:
+        ids = [row[0] for row in conn.execute("SELECT id FROM public_brand_runways")]
+        assert ids == [published.pk]
+        for view in ("public_image_hashes", "public_brand_names", "public_brands"):
+            conn.execute(f"SELECT * FROM {view}")  # noqa: S608 - fixed names
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT * FROM brand_runways")
+
+
+def test_the_role_may_read_every_public_view_the_database_has(public_role):
+    with connect_as(public_role) as conn:
+        for view in ("public_image_hashes", "public_brand_names", "public_street_snap_images"):
+            conn.execute(f"SELECT * FROM {view}")  # noqa: S608 - fixed names

@@ -4,25 +4,27 @@ The role may connect, and SELECT the public_* views, nothing else: no base table
 A view runs with its owner's rights, so reading a view needs no right on the tables under it.
 Point PUBLIC_DATABASE_URL at this role and the API reads through it (config.routers).
 
-Idempotent: run it again after every upgrade that ships a new version of the views (a new
-version drops and re-creates them, and their grants with them). docs/operations.md.
+Idempotent. A migrate that re-creates the views gives their SELECT back to every role that
+had it (publicapi.apps), so it need not be run again after an upgrade. docs/operations.md.
 """
 
 from urllib.parse import unquote, urlsplit
 
-from django.apps import apps
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 from psycopg import sql
 
+from publicapi.sql import public_view_names
 
-def public_views() -> list[str]:
-    return sorted(
-        model._meta.db_table
-        for model in apps.get_app_config("publicapi").get_models()
-        if not model._meta.managed
-    )
+
+def public_views(connection=None) -> list[str]:
+    """Every public view the database has (the views version decides which): the models'
+    views and the ones only raw SQL reads (search's brand names, similar images' hashes)."""
+    connection = connection or connections["default"]
+    with connection.cursor() as cursor:
+        present = set(connection.introspection.table_names(cursor, include_views=True))
+    return sorted(name for name in public_view_names() if name in present)
 
 
 def role_sql(name: str, password: str | None, database: str) -> list[sql.Composable]:
