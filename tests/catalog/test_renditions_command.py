@@ -132,3 +132,32 @@ def test_an_interrupted_run_carries_on_when_run_again(monkeypatch):
 
     assert f"done {8 - done_first}, skipped {done_first}, original missing 0, failed 0" in out
     assert statuses() == ["done"] * 8
+
+
+def test_a_run_whose_threads_all_stopped_ends_instead_of_waiting(monkeypatch):
+    from catalog.management.commands import renditions as command
+
+    for _ in range(8):  # more than the work queue holds for one thread (4)
+        RunwayImageFactory()
+    monkeypatch.setattr(command, "_worker", lambda *args: None)  # a thread that died
+
+    with pytest.raises(CommandError, match="every worker thread stopped"):
+        run("--workers", "1")
+
+
+def test_an_image_whose_row_cannot_be_read_is_failed_and_the_run_goes_on(monkeypatch):
+    stored(RunwayImageFactory, photo_jpeg("astronaut"))
+    unreadable = stored(RunwayImageFactory, photo_jpeg("coffee"))
+    real_filter = RunwayImage.objects.filter
+
+    def flaky_filter(*args, **kwargs):
+        if kwargs.get("pk") == unreadable.pk:
+            raise RuntimeError("connection dropped")
+        return real_filter(*args, **kwargs)
+
+    monkeypatch.setattr(RunwayImage.objects, "filter", flaky_filter)
+
+    out, _ = run("--workers", "1")
+
+    assert "done 1, skipped 0, original missing 0, failed 1" in out
+    assert f"runway image {unreadable.pk}: RuntimeError: connection dropped" in out

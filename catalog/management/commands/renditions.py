@@ -134,9 +134,9 @@ class Command(BaseCommand):
                         break
                     after = ids[-1]
                     for pk in ids:
-                        _put(work, (scope.kind, pk), results, tally, progress)
+                        _put(work, (scope.kind, pk), results, tally, progress, threads)
             for _ in threads:
-                _put(work, None, results, tally, progress)
+                _put(work, None, results, tally, progress, threads)
             while any(thread.is_alive() for thread in threads):
                 _drain(results, tally, progress, timeout=0.2)
             _drain(results, tally, progress, timeout=0)
@@ -153,13 +153,16 @@ def _done() -> dict:
     return {"rendition_status": Status.DONE}
 
 
-def _put(work, item, results, tally, progress) -> None:
+def _put(work, item, results, tally, progress, threads) -> None:
     while True:
         try:
             work.put(item, timeout=0.2)
             return
         except queue.Full:
             _drain(results, tally, progress, timeout=0)
+            if not any(thread.is_alive() for thread in threads):
+                # Nothing empties the queue any more: stop rather than wait forever.
+                raise CommandError("every worker thread stopped; run the command again") from None
 
 
 def _drain(results, tally, progress, *, timeout: float) -> None:
@@ -183,13 +186,15 @@ def _worker(work: queue.Queue, results: queue.Queue, stop: threading.Event, forc
             if item is None:
                 return
             kind, pk = item
-            image = IMAGE_MODELS[kind].objects.filter(pk=pk).first()
-            if image is None:
-                continue  # deleted since it was listed
             try:
-                outcome, problem = image_renditions_make(
-                    image=image, force=force, final_attempt=True
-                )
+                # The read too: a dropped connection is this image failed, not a dead thread.
+                image = IMAGE_MODELS[kind].objects.filter(pk=pk).first()
+                if image is None:
+                    outcome, problem = "skipped", ""  # deleted since it was listed
+                else:
+                    outcome, problem = image_renditions_make(
+                        image=image, force=force, final_attempt=True
+                    )
             except Exception as exc:  # noqa: BLE001 - one image's bug must not stop the run
                 outcome, problem = "failed", f"{type(exc).__name__}: {exc}"
             results.put((outcome, f"{kind} image {pk}: {problem}" if problem else ""))
