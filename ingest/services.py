@@ -421,7 +421,13 @@ def ingest_jobs_reconcile(*, now: datetime | None = None) -> ReconcileResult:
             pk for pk in recent.values_list("pk", flat=True) if not _rq_job_alive(pk, unknown=True)
         }
     if timed_out or abandoned:
-        _reclaim(timed_out | abandoned, timed_out, result)
+        _reclaim(
+            timed_out | abandoned,
+            timed_out,
+            result,
+            stale_before=stale_before,
+            grace_before=grace_before,
+        )
 
     waiting = IngestJob.objects.filter(
         status__in=[IngestJob.Status.QUEUED, IngestJob.Status.STALE]
@@ -440,7 +446,14 @@ def ingest_jobs_reconcile(*, now: datetime | None = None) -> ReconcileResult:
     return result
 
 
-def _reclaim(job_ids: set[int], timed_out: set[int], result: ReconcileResult) -> None:
+def _reclaim(
+    job_ids: set[int],
+    timed_out: set[int],
+    result: ReconcileResult,
+    *,
+    stale_before: datetime,
+    grace_before: datetime,
+) -> None:
     with transaction.atomic():
         # Still running (skip_locked: a job finishing right now holds its row and is no
         # candidate); the attempt's own fence stops its execution if it still breathes.
@@ -448,6 +461,11 @@ def _reclaim(job_ids: set[int], timed_out: set[int], result: ReconcileResult) ->
             pk__in=job_ids, status=IngestJob.Status.RUNNING
         )
         for job in running.order_by("pk"):
+            # Judged before the lock: a job claimed again since (rq's retry, another
+            # reconcile) has a fresh execution, which is alive and not ours to count.
+            cutoff = stale_before if job.pk in timed_out else grace_before
+            if job.started_at is None or job.started_at >= cutoff:
+                continue
             job.lost_executions += 1
             if _lost_too_often(job, since=job.started_at):
                 result.worker_died.append(job.pk)

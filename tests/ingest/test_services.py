@@ -185,6 +185,26 @@ def test_reconcile_fails_a_job_reclaimed_too_often_as_worker_died(enqueued, sett
     assert (poison.status, poison.reason, poison.lost_executions) == ("failed", "worker_died", 3)
 
 
+def test_reconcile_leaves_a_job_claimed_again_since_it_was_judged(enqueued, settings):
+    # Judged dead from an old execution, claimed again before reconcile took the row's lock.
+    settings.INGEST_STALE_AFTER_SECONDS = 3600
+    fresh = IngestJobFactory(status="running", attempts=2, lost_executions=1)
+    IngestJob.objects.filter(pk=fresh.pk).update(started_at=timezone.now())
+    result = services.ReconcileResult()
+
+    services._reclaim(
+        {fresh.pk},
+        {fresh.pk},
+        result,
+        stale_before=ago(hours=1),
+        grace_before=ago(minutes=2),
+    )
+
+    fresh.refresh_from_db()
+    assert result.stale == result.worker_died == []
+    assert (fresh.status, fresh.lost_executions) == ("running", 1)
+
+
 def test_reconcile_leaves_finished_jobs_alone(enqueued):
     for status in ["succeeded", "skipped", "failed"]:
         job = IngestJobFactory(status=status)
