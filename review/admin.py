@@ -578,7 +578,9 @@ class RecordAdmin(admin.ModelAdmin):
         last = history[-1] if history else None
         queue = self.queue(request)
         holder = ""
-        if not claim_take(record=obj, user=request.user):
+        # Only an editor who may act on the album holds it; a view-only reader never does.
+        may_act = self.has_change_permission(request, obj)
+        if not (may_act and claim_take(record=obj, user=request.user)):
             holder = claims_of_others(model=self.model, user=request.user, record_ids=[obj.pk])
             holder = holder.get(obj.pk, "")
         return {
@@ -1067,7 +1069,7 @@ class RecordAdmin(admin.ModelAdmin):
         """The record page's sign of life (review.js, once a minute while the editor is
         active): keeps their claim, or takes the album once the other editor's has lapsed."""
         obj = self.get_object(request, unquote(object_id))
-        if obj is not None and not self.has_view_or_change_permission(request, obj):
+        if obj is not None and not self.has_change_permission(request, obj):
             raise PermissionDenied
         if obj is None or request.method != "POST":
             return JsonResponse({"held": False, "open_by": ""}, status=404 if obj is None else 405)

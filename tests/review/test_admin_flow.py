@@ -175,6 +175,23 @@ class TestTwoEditorsOnOneQueue:
         runway.refresh_from_db()
         assert runway.title == "Bob's title"
 
+    def test_a_reader_who_may_only_view_never_holds_an_album(self, anna):
+        from django.contrib.auth.models import Permission
+
+        runway = make_runway(images=2)
+        reader = User.objects.create_user("reader", is_staff=True)
+        reader.user_permissions.set(Permission.objects.filter(codename__startswith="view_"))
+        client = Client()
+        client.force_login(reader)
+
+        page = client.get(url(runway, "change", runway.pk))
+        beat = client.post(url(runway, "claim", runway.pk))
+        html = anna.get(url(runway, "change", runway.pk)).content.decode()
+
+        assert page.status_code == 200 and beat.status_code == 403
+        assert "open by <strong>reader</strong>" not in html
+        assert list(ReviewClaim.objects.values_list("user__username", flat=True)) == ["anna"]
+
     def test_a_claim_lapses_after_a_few_minutes_without_a_sign_of_life(self, anna, bob, settings):
         settings.REVIEW_CLAIM_SECONDS = 300
         runway = make_runway(images=1)
