@@ -181,6 +181,8 @@ if AWS_STORAGE_BUCKET_NAME:
             "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
             "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
             "custom_domain": env.str("AWS_S3_CUSTOM_DOMAIN", default="") or None,
+            # The scheme of custom-domain URLs: "http:" for a local store (compose.yaml).
+            "url_protocol": env.str("AWS_S3_URL_PROTOCOL", default="https:"),
             # Objects are content-addressed and public once published; plain URLs cache well.
             "querystring_auth": env.bool("AWS_QUERYSTRING_AUTH", default=False),
             "file_overwrite": True,
