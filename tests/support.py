@@ -1,9 +1,15 @@
 """Helpers shared by tests."""
 
+import io
+import json
+import logging
 from contextlib import contextmanager
+from pathlib import Path
 
 from django.db import transaction
+from pythonjsonlogger.json import JsonFormatter
 
+from config.logs import ContextFilter
 from tests.factories import UserFactory
 
 
@@ -21,3 +27,42 @@ def curator():
     what curation does, not of who may do it, which build their editors from permissions).
     The curation services (catalog.services) all take the acting editor."""
     return UserFactory(username="curator", is_superuser=True, is_staff=True)
+
+
+@contextmanager
+def json_log_lines():
+    """The app's JSON log lines, as the console handler writes them under LOG_FORMAT=json:
+    yields a function that returns the lines logged so far, parsed."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(ContextFilter())
+    handler.setFormatter(JsonFormatter("%(levelname)s %(name)s %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    level = root.level
+    root.setLevel(logging.INFO)
+    try:
+        yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+
+
+def descendants(pid: int) -> list[int]:
+    """Child processes of ``pid``, grandchildren included (from /proc; Linux)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found

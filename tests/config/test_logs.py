@@ -1,18 +1,15 @@
 """Logs: JSON lines with the request id (LOG_FORMAT=json), the id taken from X-Request-ID or
 generated and echoed back, plain text for a terminal."""
 
-import io
 import json
-import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from pythonjsonlogger.json import JsonFormatter
 
-from config.logs import ContextFilter
+from tests.support import json_log_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,19 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def json_lines():
     """The app's JSON log lines, as the console handler writes them under LOG_FORMAT=json."""
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.addFilter(ContextFilter())
-    handler.setFormatter(JsonFormatter("%(levelname)s %(name)s %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    level = root.level
-    root.setLevel(logging.INFO)
-    try:
-        yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(level)
+    with json_log_lines() as lines:
+        yield lines
 
 
 @pytest.mark.django_db

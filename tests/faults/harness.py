@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.ingest.conftest import SECRET_A, ImageServer, runway_album, signed_headers
+from tests.support import descendants
 
 ROOT = Path(__file__).resolve().parents[2]
 FINISHED = {"succeeded", "skipped", "failed"}
@@ -386,26 +387,6 @@ class Rig:
             return answer.status, json.loads(answer.read() or b"{}")
         finally:
             connection.close()
-
-
-def descendants(pid: int) -> list[int]:
-    """Child processes of ``pid``, grandchildren included (from /proc; Linux)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def _is_horse(pid: int) -> bool:

@@ -1,40 +1,26 @@
 """Every log line of a job carries its ingest job id and rq job id, and every job ends with
 one line: outcome, reason, record, counts and durations."""
 
-import io
-import json
 import logging
 import uuid
 
 import pytest
-from pythonjsonlogger.json import JsonFormatter
 from rq import SimpleWorker
 
-from config.logs import ContextFilter
 from ingest import inline, joblog
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept, rq_job_id
 from tests.factories import BrandFactory
 from tests.ingest.conftest import jpeg, runway_album
+from tests.support import json_log_lines
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def json_lines():
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.addFilter(ContextFilter())
-    handler.setFormatter(JsonFormatter("%(levelname)s %(name)s %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    level = root.level
-    root.setLevel(logging.INFO)
-    try:
-        yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(level)
+    with json_log_lines() as lines:
+        yield lines
 
 
 @pytest.fixture(autouse=True)

@@ -23,6 +23,7 @@ from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept, ingest_jobs_reconcile, rq_job_id
 from tests.factories import BrandFactory
 from tests.ingest.conftest import TEST_REDIS_URL, jpeg, runway_album, worker_env
+from tests.support import descendants
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -241,26 +242,6 @@ def test_the_rqworker_command_runs_jobs_and_their_retries(rq_queue, image_server
     assert RunwayImage.objects.count() == 2
     for image in RunwayImage.objects.all():
         assert (Path(settings.MEDIA_ROOT) / image.storage_key).is_file()
-
-
-def descendants(pid: int) -> list[int]:
-    """Child processes of ``pid``, grandchildren included (from /proc; Linux)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 @pytest.mark.postgres
