@@ -789,43 +789,41 @@ class Kind:
 def _write_runway(
     plan: Plan, album: dict[str, Any], images: list[services.NewImage], claim: Claim
 ) -> Runway:
-    fields = {
-        "brand": plan.brand,
-        "season_code": album["season_code"],
-        "season": album["season"],
-        "year": album["year"],
-        "collection_type": album["collection_type"],
-        "title": album["title"],
-        "description": album["description"],
-        "source": album["source"],
-        "source_url": album["source_url"],
-        "images": images,
-        "ingest_job_id": claim.job_id,
-        "content_checksum": claim.payload_checksum,
-    }
+    content = services.RunwayContent(
+        brand=plan.brand,
+        season_code=album["season_code"],
+        season=album["season"],
+        year=album["year"],
+        collection_type=album["collection_type"],
+        title=album["title"],
+        description=album["description"],
+        source=album["source"],
+        source_url=album["source_url"],
+        ingest_job_id=claim.job_id,
+        content_checksum=claim.payload_checksum,
+    )
     if plan.record is None:
-        return services.runway_create(**fields)
-    return services.runway_reopen(runway=plan.record, **fields)
+        return services.runway_create(content=content, images=images)
+    return services.runway_reopen(runway=plan.record, content=content, images=images)
 
 
 def _write_street_snap(
     plan: Plan, album: dict[str, Any], images: list[services.NewImage], claim: Claim
 ) -> StreetSnap:
-    fields = {
-        "city": album["city"],
-        "year": album["year"],
-        "month": album["month"],
-        "title": album["title"],
-        "description": album["description"],
-        "source": album["source"],
-        "source_url": album["source_url"],
-        "images": images,
-        "ingest_job_id": claim.job_id,
-        "content_checksum": claim.payload_checksum,
-    }
+    content = services.StreetSnapContent(
+        city=album["city"],
+        year=album["year"],
+        month=album["month"],
+        title=album["title"],
+        description=album["description"],
+        source=album["source"],
+        source_url=album["source_url"],
+        ingest_job_id=claim.job_id,
+        content_checksum=claim.payload_checksum,
+    )
     if plan.record is None:
-        return services.street_snap_create(**fields)
-    return services.street_snap_reopen(street_snap=plan.record, **fields)
+        return services.street_snap_create(content=content, images=images)
+    return services.street_snap_reopen(street_snap=plan.record, content=content, images=images)
 
 
 KINDS = {
