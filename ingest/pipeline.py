@@ -48,7 +48,7 @@ from catalog.models import Brand, Runway, RunwayImage, StreetSnap, StreetSnapIma
 from catalog.models import Record as RecordBase
 from catalog.storage import image_store, stored_objects_hold, stored_objects_renew
 from ingest import joblog
-from ingest.errors import short
+from ingest.errors import JobEnd, LostRace, Transient, short
 from ingest.fetching import FetchError, FetchPolicy, fetch
 from ingest.hashing import (
     PHASH_ALGORITHM,
@@ -75,34 +75,6 @@ logger = logging.getLogger(__name__)
 Status = IngestJob.Status
 RecordStatus = RecordBase.Status
 type Record = Runway | StreetSnap
-
-
-class Transient(Exception):
-    """Trying again later may help (the job is retried while attempts remain)."""
-
-    def __init__(self, reason: str, error: str) -> None:
-        super().__init__(error)
-        self.reason = reason
-        self.error = error
-
-
-class JobEnd(Exception):
-    """The job ends here with this status (skipped or failed), for a known reason."""
-
-    def __init__(self, status: str, reason: str, error: str = "", record: Record | None = None):
-        super().__init__(error or reason)
-        self.status = status
-        self.reason = reason
-        self.error = error
-        self.record = record
-
-
-class LostRace(Exception):
-    """Another job wrote this album between our lookup and our insert."""
-
-    def __init__(self, plan: "Plan") -> None:
-        super().__init__("lost the race for this album")
-        self.plan = plan
 
 
 # --- Entry point -----------------------------------------------------------------------------
