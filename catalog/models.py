@@ -130,8 +130,8 @@ class Record(models.Model):
     if TYPE_CHECKING:
         # Each kind declares these with its own image model (Runway, StreetSnap); named here
         # so that code written for any record type-checks.
-        images: RelatedManager[RecordImage]
-        cover: RecordImage | None
+        images: "RelatedManager[RecordImage]"
+        cover: "RecordImage | None"
         cover_id: int | None
 
     class Meta:
