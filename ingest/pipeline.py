@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -58,6 +59,7 @@ from ingest.hashing import (
     band_probes,
     hamming,
 )
+from ingest.lease import renewing
 from ingest.memory import decode_budget
 from ingest.models import IngestJob
 from ingest.report import Report, image_name
@@ -108,16 +110,23 @@ class LostRace(Exception):
 # --- Entry point -----------------------------------------------------------------------------
 
 
-def run_job(job_id: int, *, final_attempt: bool) -> str:
+def run_job(job_id: int, *, final_attempt: bool, lease: bool = False) -> str:
     """Run one job; returns what happened (for rq's result and logs).
 
     ``final_attempt`` says whether a transient error ends the job (True) or hands it back for
     a retry (False): the rq task knows from rq's retry budget, the in-process runner has no
-    scheduler and always passes True.
+    scheduler and always passes True. ``lease``: renew the job's lease while it runs (rq's work
+    horses do: reconcile and a second delivery of the job judge the execution alive by it).
     """
-    claim = ingest_job_claim(job_id=job_id)
+    claim = ingest_job_claim(job_id=job_id, lease=lease)
     if claim is None:
         return "nothing to do"
+    with renewing(claim) if lease else nullcontext():
+        return _execute(claim, final_attempt=final_attempt)
+
+
+def _execute(claim: Claim, *, final_attempt: bool) -> str:
+    job_id = claim.job_id
     report = Report(
         max_issues=settings.INGEST_REPORT_MAX_ISSUES,
         album_images=len(claim.payload.get("images", [])),
@@ -239,14 +248,14 @@ def _run(
     urls = [image["url"] for image in album["images"]]
     earlier = _earlier_downloads(downloaded)
     fresh = [url for url in dict.fromkeys(urls) if url not in earlier]
+    downloaded.clear()
+    downloaded.update({url: _as_progress(o) for url, o in earlier.items()})
     with joblog.phase("download"):
-        fetched = _download_all(fresh)
+        # Each image is recorded in ``downloaded`` as soon as it is stored: an attempt cut off
+        # (rq's job timeout, a database error) hands back all it got.
+        fetched = _download_all(fresh, stored=downloaded)
     by_url: dict[str, Outcome] = {**earlier, **dict(zip(fresh, fetched, strict=True))}
     outcomes = [by_url[url] for url in urls]
-    downloaded.clear()
-    downloaded.update(
-        {url: _as_progress(o) for url, o in by_url.items() if isinstance(o, Downloaded)}
-    )
     # The report counts what this attempt got, even if a storage error ends the job below.
     stored = _classify(album, outcomes, report)
     storage_failures = [o for o in outcomes if isinstance(o, StorageFailure)]
@@ -453,7 +462,9 @@ class ImageRetry:
         )
 
 
-def _download_all(urls: list[str]) -> list[Outcome]:
+def _download_all(
+    urls: list[str], *, stored: dict[str, dict[str, Any]] | None = None
+) -> list[Outcome]:
     """One outcome per URL, in order. Each distinct URL is fetched once; at most
     INGEST_DOWNLOAD_WORKERS at a time, so one album cannot flood a site or the worker; and all
     within the job's download budget.
@@ -481,7 +492,10 @@ def _download_all(urls: list[str]) -> list[Outcome]:
                 url = next(todo, None)
             if url is None:
                 return
-            results[url] = _download_tries(url, policy, max_pixels, budget, db_lock, retry, stop)
+            outcome = _download_tries(url, policy, max_pixels, budget, db_lock, retry, stop)
+            results[url] = outcome
+            if stored is not None and isinstance(outcome, Downloaded):
+                stored[url] = _as_progress(outcome)
 
     connection.inc_thread_sharing()
     try:
