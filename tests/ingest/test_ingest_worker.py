@@ -15,7 +15,7 @@ from ingest.services import ingest_job_claim
 from ingest.tasks import run_ingest_job
 from ingest.worker import IngestWorker
 from tests.factories import IngestJobFactory
-from tests.ingest.conftest import TEST_REDIS_URL
+from tests.support import TEST_REDIS_URL
 
 
 @pytest.fixture
