@@ -121,7 +121,9 @@ class ImageRetry:
         )
 
 
-def download_all(urls: list[str]) -> list[Outcome]:
+def download_all(
+    urls: list[str], *, stored: dict[str, dict[str, Any]] | None = None
+) -> list[Outcome]:
     """One outcome per URL, in order. Each distinct URL is fetched once; at most
     INGEST_DOWNLOAD_WORKERS at a time, so one album cannot flood a site or the worker; and all
     within the job's download budget.
@@ -149,7 +151,10 @@ def download_all(urls: list[str]) -> list[Outcome]:
                 url = next(todo, None)
             if url is None:
                 return
-            results[url] = _download_tries(url, policy, max_pixels, budget, db_lock, retry, stop)
+            outcome = _download_tries(url, policy, max_pixels, budget, db_lock, retry, stop)
+            results[url] = outcome
+            if stored is not None and isinstance(outcome, Downloaded):
+                stored[url] = as_progress(outcome)  # ``stored``: see pipeline._run
 
     connection.inc_thread_sharing()
     try:
