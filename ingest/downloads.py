@@ -49,7 +49,7 @@ def as_progress(downloaded: Downloaded) -> dict[str, Any]:
     return {"storage_key": downloaded.storage_key, **dataclasses.asdict(downloaded.analysed)}
 
 
-def earlier_downloads(progress: dict[str, dict[str, Any]]) -> dict[str, Outcome]:
+def earlier_downloads(progress: dict[str, dict[str, Any]]) -> dict[str, Downloaded]:
     """The images an earlier attempt stored whose objects are still there (renewed for the GC).
 
     An entry of another hash algorithm, or one this code no longer reads, is downloaded again.
