@@ -9,6 +9,8 @@ class PublicApiConfig(AppConfig):
     verbose_name = "Public API"
 
     def ready(self) -> None:
+        from publicapi import checks  # noqa: F401 - registers the system checks
+
         pre_migrate.connect(drop_views_before_catalog_changes, sender=self)
         post_migrate.connect(restore_views, sender=self)
 
