@@ -1,10 +1,11 @@
 """The read-only public API. Every query reads the public_* view models only, so nothing that
 is not published and live can be served (the views decide; see publicapi/sql.py).
 
-Query counts are fixed, whatever the page or album size: a list is a count, the page, and
-the page's covers; a detail is one query, its images each joined to the record (two for an
-album without images). Under load every round trip costs a scheduling delay, which is most of
-what a detail costs (bench/public_api.py).
+Query counts are fixed, whatever the page or album size: a list is the page, a count (none
+on a last page) and the page's covers; a detail is one query, the record left-joined to its
+images. Lists and details run statements compiled once (publicapi.queries); under load every
+round trip and every compile costs, which was most of what a request cost
+(bench/public_api.py).
 
 Covers of a list are fetched by id after the page rather than joined into it: PostgreSQL
 would otherwise join every public image before sorting and cutting the page (on a deep page
@@ -12,17 +13,20 @@ of 40k runways, 0.5 s instead of 0.2 s with 1M images, 1.9 s instead of 0.1 s wi
 covers query itself takes a millisecond; bench/public_api.py).
 """
 
+from collections.abc import Mapping
+
 from django.conf import settings
-from django.db.models import Prefetch
+from django.db.models import Model, Prefetch
+from django_filters.rest_framework import FilterSet
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import viewsets
+from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from publicapi import queries
-from publicapi.facets import RUNWAY_FACETS, STREET_SNAP_FACETS, facet_counts
+from publicapi.facets import RUNWAY_FACETS, STREET_SNAP_FACETS, Facet, facet_counts
 from publicapi.filters import BrandFilter, RunwayFilter, StreetSnapFilter
 from publicapi.http import PublicAPIView
 from publicapi.models import (
@@ -65,8 +69,9 @@ INDEX_FEATURED_BRANDS = 48
 
 class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
     pagination_class = PublicPagination
-    detail_serializer_class = None
-    facets = None
+    detail_serializer_class: type[serializers.BaseSerializer] | None = None
+    filterset_class: type[FilterSet]  # django-filter reads it (DjangoFilterBackend)
+    facets: list[Facet] = []
 
     def get_serializer_class(self):
         if self.action == "retrieve" and self.detail_serializer_class is not None:
@@ -275,7 +280,7 @@ class SimilarImagesView(PublicAPIView):
         )
         if matches is None:
             raise NotFound()
-        images = {
+        images: dict[str, Mapping[int, Model]] = {
             "runway": PublicRunwayImage.objects.in_bulk(
                 [m.image_id for m in matches if m.kind == "runway"]
             ),
