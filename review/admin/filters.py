@@ -1,0 +1,69 @@
+"""The record lists' status tabs (the pending queue first) and their filters."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import Case, Value, When
+
+from catalog.models import Record
+
+Status = Record.Status
+STATUS_TABS = [
+    (Status.PENDING, "Pending review"),
+    (Status.PUBLISHED, "Published"),
+    (Status.REJECTED, "Rejected"),
+    ("all", "All"),
+]
+
+# Pending first, then published, then rejected.
+STATUS_RANK = Case(
+    When(status=Status.PENDING, then=Value(0)),
+    When(status=Status.PUBLISHED, then=Value(1)),
+    default=Value(2),
+)
+
+
+def status_tab(value: str | None) -> str:
+    """The list's tab for a `status` query value: a tab's own, else the pending queue."""
+    return value if value in dict(STATUS_TABS) else Status.PENDING
+
+
+class StatusFilter(admin.SimpleListFilter):
+    """Status, defaulting to pending: the list opens on the review queue."""
+
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return STATUS_TABS
+
+    def value(self):
+        return status_tab(super().value())
+
+    def queryset(self, request, queryset):
+        if self.value() == "all":
+            return queryset
+        return queryset.filter(status=self.value())
+
+    def choices(self, changelist):
+        for lookup, title in self.lookup_choices:
+            yield {
+                "selected": self.value() == lookup,
+                "query_string": changelist.get_query_string({self.parameter_name: lookup}),
+                "display": title,
+            }
+
+
+class HasDuplicatesFilter(admin.SimpleListFilter):
+    title = "near-duplicates"
+    parameter_name = "duplicates"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Has near-duplicates"), ("no", "No near-duplicates")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(duplicate_count__gt=0)
+        if self.value() == "no":
+            return queryset.filter(duplicate_count=0)
+        return queryset

@@ -1,0 +1,127 @@
+"""The queue an editor came from: where the album stands in it, and the next album."""
+
+from __future__ import annotations
+
+import copy
+
+from django.contrib import messages
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse, HttpResponseRedirect, JsonResponse, QueryDict
+from django.urls import reverse
+
+from catalog.models import Record
+from review.admin.display import admin_url
+from review.admin.filters import Status, status_tab
+from review.admin.record_list import RecordListAdmin
+from review.selectors import claims_of_others
+from review.services import claim_release, claim_take
+
+
+class QueueAdmin(RecordListAdmin):
+    """The queue an editor works through from the record pages, and skipping an album."""
+
+    # Django's admin carries the list's query string (tab, filters, search, order) to the
+    # record page and back as `_changelist_filters`; the record page's decisions carry it
+    # on, so "next" means the next album of that list, not of the unfiltered queue.
+    def queue_filters(self, request) -> QueryDict:
+        return QueryDict(request.GET.get("_changelist_filters", ""))
+
+    def queue(self, request) -> list[int]:
+        """The ids of the albums of the editor's list, in its order (one query)."""
+        fake = copy.copy(request)
+        fake.GET = self.queue_filters(request)
+        fake.review_queue = True
+        try:
+            changelist = self.get_changelist_instance(fake)
+        except IncorrectLookupParameters:  # a hand-edited query: the plain pending queue
+            fake.GET = QueryDict()
+            changelist = self.get_changelist_instance(fake)
+        return list(changelist.queryset.values_list("pk", flat=True))
+
+    def queue_tab(self, request) -> str:
+        return status_tab(self.queue_filters(request).get("status"))
+
+    def queue_label(self, request) -> str:
+        """What the albums of the editor's list are, for "3 of 41 pending in this queue"."""
+        tab = self.queue_tab(request)
+        return "" if tab == "all" else f"{tab} "
+
+    def with_queue(self, request, url: str) -> str:
+        """`url` carrying the list the editor came from."""
+        preserved = self.get_preserved_filters(request)
+        return f"{url}?{preserved}" if preserved else url
+
+    def with_changelist_filters(self, request) -> str:
+        """The list the editor came from."""
+        filters = request.GET.get("_changelist_filters", "")
+        url = admin_url(self.model, "changelist")
+        return f"{url}?{filters}" if filters else url
+
+    def change_url(self, object_id) -> str:
+        return admin_url(self.model, "change", unquote(str(object_id)))
+
+    def next_in_queue(self, request, obj: Record) -> HttpResponse:
+        """After a decision or a skip, on to the next album of the editor's list (its tab,
+        filters, search and order) that no other editor has open, or back to the list.
+
+        "Next" is by the list as it was just before the decision (request.review_queue_before),
+        since a decided album leaves a pending list: the albums after this one, then those
+        before it, that are still in the list now. The next album is claimed here, so two
+        editors deciding at the same moment are not both sent to it."""
+        claim_release(record=obj, user=request.user)
+        before = getattr(request, "review_queue_before", None)
+        now = self.queue(request)
+        if before is None:
+            before = now
+        at = before.index(obj.pk) if obj.pk in before else -1
+        still, seen = set(now), set(before)
+        candidates = [pk for pk in before[at + 1 :] + before[: max(at, 0)] if pk in still]
+        candidates += [pk for pk in now if pk not in seen]  # arrived meanwhile
+        taken = claims_of_others(model=self.model, user=request.user)
+        for pk in candidates:
+            if (
+                pk != obj.pk
+                and pk not in taken
+                and claim_take(record=self.model(pk=pk), user=request.user)
+            ):
+                return HttpResponseRedirect(
+                    self.with_queue(request, admin_url(self.model, "change", pk))
+                )
+        if any(pk != obj.pk for pk in candidates):
+            self.message_user(
+                request,
+                "Every other album of this queue is open by another editor.",
+                messages.INFO,
+            )
+        elif self.queue_tab(request) == Status.PENDING:
+            self.message_user(request, "The pending queue is empty.", messages.INFO)
+        else:
+            self.message_user(request, "No other album in this queue.", messages.INFO)
+        return HttpResponseRedirect(self.with_changelist_filters(request))
+
+    def skip_view(self, request, object_id):
+        """On to the next album of the editor's queue without deciding this one (POST: it
+        lets go of this album's claim and claims the next)."""
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            return HttpResponseRedirect(reverse("admin:index"))
+        if not self.has_view_or_change_permission(request, obj):
+            raise PermissionDenied
+        if request.method != "POST":
+            return HttpResponseRedirect(self.with_queue(request, self.change_url(obj.pk)))
+        return self.next_in_queue(request, obj)
+
+    def claim_view(self, request, object_id):
+        """The record page's sign of life (review.js, once a minute while the editor is
+        active): keeps their claim, or takes the album once the other editor's has lapsed."""
+        obj = self.get_object(request, unquote(object_id))
+        if obj is not None and not self.has_change_permission(request, obj):
+            raise PermissionDenied
+        if obj is None or request.method != "POST":
+            return JsonResponse({"held": False, "open_by": ""}, status=404 if obj is None else 405)
+        if claim_take(record=obj, user=request.user):
+            return JsonResponse({"held": True, "open_by": ""})
+        holder = claims_of_others(model=self.model, user=request.user, record_ids=[obj.pk])
+        return JsonResponse({"held": False, "open_by": holder.get(obj.pk, "")})
