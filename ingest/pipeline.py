@@ -27,6 +27,7 @@ through their modules, so a test can stand in for one step.
 """
 
 import logging
+from contextlib import nullcontext
 from typing import Any
 
 from django.conf import settings
@@ -35,7 +36,6 @@ from rq.timeouts import BaseTimeoutException
 
 from ingest import downloads, joblog, planning, writing
 from ingest.downloads import (
-    Downloaded,
     Outcome,
     Refusal,
     StorageFailure,
@@ -45,6 +45,7 @@ from ingest.downloads import (
 )
 from ingest.errors import JobEnd, LostRace, Transient, short
 from ingest.kinds import KINDS, Kind, Record
+from ingest.lease import renewing
 from ingest.models import IngestJob
 from ingest.planning import Plan
 from ingest.report import Report
@@ -59,16 +60,23 @@ Status = IngestJob.Status
 # --- Entry point -----------------------------------------------------------------------------
 
 
-def run_job(job_id: int, *, final_attempt: bool) -> str:
+def run_job(job_id: int, *, final_attempt: bool, lease: bool = False) -> str:
     """Run one job; returns what happened (for rq's result and logs).
 
     ``final_attempt`` says whether a transient error ends the job (True) or hands it back for
     a retry (False): the rq task knows from rq's retry budget, the in-process runner has no
-    scheduler and always passes True.
+    scheduler and always passes True. ``lease``: renew the job's lease while it runs (rq's work
+    horses do: reconcile and a second delivery of the job judge the execution alive by it).
     """
-    claim = ingest_job_claim(job_id=job_id)
+    claim = ingest_job_claim(job_id=job_id, lease=lease)
     if claim is None:
         return "nothing to do"
+    with renewing(claim) if lease else nullcontext():
+        return _execute(claim, final_attempt=final_attempt)
+
+
+def _execute(claim: Claim, *, final_attempt: bool) -> str:
+    job_id = claim.job_id
     report = Report(
         max_issues=settings.INGEST_REPORT_MAX_ISSUES,
         album_images=len(claim.payload.get("images", [])),
@@ -177,14 +185,14 @@ def _run(
     urls = [image["url"] for image in album["images"]]
     earlier = earlier_downloads(downloaded)
     fresh = [url for url in dict.fromkeys(urls) if url not in earlier]
+    downloaded.clear()
+    downloaded.update({url: as_progress(o) for url, o in earlier.items()})
     with joblog.phase("download"):
-        fetched = downloads.download_all(fresh)
+        # Each image is recorded in ``downloaded`` as soon as it is stored: an attempt cut off
+        # (rq's job timeout, a database error) hands back all it got.
+        fetched = downloads.download_all(fresh, stored=downloaded)
     by_url: dict[str, Outcome] = {**earlier, **dict(zip(fresh, fetched, strict=True))}
     outcomes = [by_url[url] for url in urls]
-    downloaded.clear()
-    downloaded.update(
-        {url: as_progress(o) for url, o in by_url.items() if isinstance(o, Downloaded)}
-    )
     # The report counts what this attempt got, even if a storage error ends the job below.
     stored = classify(album, outcomes, report)
     storage_failures = [o for o in outcomes if isinstance(o, StorageFailure)]

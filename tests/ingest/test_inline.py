@@ -47,10 +47,10 @@ def test_the_request_answers_before_the_job_runs_and_the_status_says_so(
     started, proceed = threading.Event(), threading.Event()
     real_download = downloads.download_all
 
-    def held_download(urls):
+    def held_download(urls, **kwargs):
         started.set()
         assert proceed.wait(timeout=60)
-        return real_download(urls)
+        return real_download(urls, **kwargs)
 
     monkeypatch.setattr(downloads, "download_all", held_download)
 

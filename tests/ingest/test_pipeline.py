@@ -1,13 +1,15 @@
 """The worker pipeline, one job at a time: every dedup outcome, brand resolution, the one
 transaction, retries of transient errors, and the fence against superseded executions."""
 
+import threading
+import time
 import uuid
 
 import pytest
 from django.core.files.storage import default_storage
 from django.db import OperationalError
 from django.utils import timezone
-from rq.timeouts import JobTimeoutException
+from rq.timeouts import JobTimeoutException, UnixSignalDeathPenalty
 
 from catalog.models import Runway, RunwayImage, StoredObject, StreetSnap, StreetSnapImage
 from ingest import downloads, kinds, pipeline, planning, writing
@@ -740,7 +742,7 @@ def test_images_the_download_budget_left_undone_are_issues_on_the_first_attempt(
 
 
 def test_an_rq_job_timeout_is_retried_not_reported_as_a_bug(acme, photos, monkeypatch):
-    def too_slow(urls):
+    def too_slow(urls, **kwargs):
         raise JobTimeoutException("Task exceeded maximum timeout value (900 seconds)")
 
     monkeypatch.setattr(downloads, "download_all", too_slow)
@@ -758,9 +760,33 @@ def test_an_rq_job_timeout_is_retried_not_reported_as_a_bug(acme, photos, monkey
     assert "internal error" not in job.error
 
 
+def test_an_attempt_cut_off_by_the_job_timeout_hands_back_what_it_stored(acme, image_server):
+    # Given an album whose second photo hangs on its site, and rq's job timeout (its alarm,
+    # raised in the job's thread) striking while the job waits for it.
+    fast = image_server.add("/t/1.jpg", jpeg("astronaut", size=320))
+    slow = image_server.add("/t/2.jpg", jpeg("coffee", size=320), hold_first=True)
+    job = submit(runway_album([fast, slow]))
+    threading.Thread(
+        target=lambda: image_server.held.wait(30) and time.sleep(1.5) or image_server.release.set(),
+        daemon=True,
+    ).start()
+
+    with pytest.raises(JobTimeoutException), UnixSignalDeathPenalty(1, JobTimeoutException):
+        pipeline.run_job(job.pk, final_attempt=False)
+
+    # Then the job goes back to rq with the photo that was stored, not downloaded again.
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert list(job.downloaded) == [fast]
+    job = run(job, final_attempt=True)
+    assert job.status == "succeeded", job.error
+    assert image_server.hits["/t/1.jpg"] == 1
+    assert Runway.objects.get().image_count == 2
+
+
 def test_a_timeout_that_broke_the_connection_still_reaches_rq(acme, photos, monkeypatch):
     # rq's alarm can interrupt a query; handing the job back may then fail as well.
-    def too_slow(urls):
+    def too_slow(urls, **kwargs):
         raise JobTimeoutException("Task exceeded maximum timeout value (900 seconds)")
 
     def connection_broken(**kwargs):
@@ -784,8 +810,8 @@ def test_an_object_collected_while_the_job_downloaded_is_stored_again(acme, phot
     job = submit(runway_album(photos[:1]))
     real_download = downloads.download_all
 
-    def download_then_collected(urls):
-        outcomes = real_download(urls)
+    def download_then_collected(urls, **kwargs):
+        outcomes = real_download(urls, **kwargs)
         key = outcomes[0].storage_key
         default_storage.delete(key)
         StoredObject.objects.filter(key=key).delete()
@@ -881,8 +907,8 @@ def test_a_record_written_while_we_downloaded_skips_on_the_second_look(acme, pho
     job = submit(album)
     real_download = downloads.download_all
 
-    def download_and_race(urls):
-        outcomes = real_download(urls)
+    def download_and_race(urls, **kwargs):
+        outcomes = real_download(urls, **kwargs)
         RunwayFactory(brand=acme, source="vogue", source_url=album["source_url"])
         return outcomes
 
@@ -898,8 +924,8 @@ def test_a_superseded_execution_writes_nothing(acme, photos, monkeypatch):
     job = submit(runway_album(photos[:1]))
     real_download = downloads.download_all
 
-    def download_while_reclaimed(urls):
-        outcomes = real_download(urls)
+    def download_while_reclaimed(urls, **kwargs):
+        outcomes = real_download(urls, **kwargs)
         # reconcile decided this execution was dead and marked the job stale meanwhile.
         IngestJob.objects.filter(pk=job.pk).update(status="stale")
         return outcomes

@@ -170,8 +170,8 @@ def test_a_dropped_database_connection_is_retried(rq_queue, image_server, settin
     real_download = downloads.download_all
     dropped = []
 
-    def download_then_drop(urls):
-        outcomes = real_download(urls)
+    def download_then_drop(urls, **kwargs):
+        outcomes = real_download(urls, **kwargs)
         if not dropped:
             # The database restarts (or a proxy drops us) while the worker downloads.
             pid = connection.connection.info.backend_pid
