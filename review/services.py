@@ -27,6 +27,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import ngettext
 
 from catalog.models import Record, RecordImage, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.services import (
@@ -290,7 +291,7 @@ def images_attach(
     names = _names(StreetSnapImage, [*image_ids, main.pk])
     # “Images 4 (id 60), 5 (id 61) attached to main image 3 (id 59).”
     listed = ", ".join(names[pk].removeprefix("image ") for pk in image_ids)
-    noun = "Image" if len(image_ids) == 1 else "Images"
+    noun = ngettext("Image", "Images", len(image_ids))
     note = f"{noun} {listed} attached to main {names[main.pk]}."
     return _curated(record, actor, note)
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
-from django.contrib.admin.utils import unquote
+from django.contrib.admin.utils import model_ngettext, unquote
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -23,7 +23,6 @@ from review.forms import ReasonForm
 from review.services import (
     TRANSITIONS,
     Action,
-    kind_label,
     record_approve,
     record_reject,
     record_unpublish,
@@ -114,9 +113,8 @@ class TransitionAdmin(RecordPageAdmin):
 
     def reason_page(self, request, *, action, records, form, hidden, cancel_url):
         transition = TRANSITIONS[action]
-        many = len(records) != 1
-        noun = kind_label(self.model, plural=many)
-        count = f"{len(records)} " if many else ""
+        noun = model_ngettext(self.opts, len(records))  # "runway", "3 runways"
+        count = f"{len(records)} " if len(records) != 1 else ""
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -239,7 +237,7 @@ class TransitionAdmin(RecordPageAdmin):
                 refused.append(str(refusal))
             else:
                 changed += 1
-        noun = kind_label(self.model, plural=changed != 1)
+        noun = model_ngettext(self.opts, changed)
         if changed:
             self.message_user(
                 request, f"{transition.done.capitalize()} {changed} {noun}.", messages.SUCCESS
