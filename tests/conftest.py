@@ -1,9 +1,13 @@
 import os
+import uuid
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.test import override_settings
 from hypothesis import HealthCheck, settings
+from playwright.sync_api import sync_playwright
+
+from tests.support import TEST_REDIS_URL
 
 # Property tests: thorough in CI, quicker by hand. Database examples are slow-ish, so no
 # deadline; the function-scoped `db` fixture is fine because each example rolls back its own
@@ -57,3 +61,86 @@ def _test_settings(settings, tmp_path):
         },
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+
+
+# --- Shared by the ingest, operations and scenario tests ------------------------------------------
+
+
+@pytest.fixture
+def image_server():
+    """A local HTTP server: the "internet" the worker downloads from (tests.ingest.support)."""
+    from tests.ingest.support import ImageServer
+
+    server = ImageServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def rq_queue(settings):
+    """A queue of our own on TEST_REDIS_URL, so nothing else on that Redis is touched.
+
+    Every key we create carries the queue's unique name: the queue and its registries, the rq
+    job ids (ingest.services.rq_job_id) and their results, and the names we give workers. So
+    cleaning up is deleting the keys that match it, and dropping our workers from rq's sets.
+    """
+    import django_rq
+
+    name = f"ingest-test-{uuid.uuid4().hex[:10]}"
+    settings.REDIS_URL = TEST_REDIS_URL
+    settings.INGEST_QUEUE = name
+    settings.RQ_QUEUES = {
+        **settings.RQ_QUEUES,
+        name: {"URL": TEST_REDIS_URL, "DEFAULT_TIMEOUT": 120},
+    }
+    queue = django_rq.get_queue(name)
+    yield queue
+    redis = queue.connection
+    for key in list(redis.scan_iter(match=f"*{name}*", count=1000)):
+        redis.delete(key)
+    for registry_set in ("rq:workers", "rq:queues"):
+        for member in redis.smembers(registry_set):
+            if name.encode() in member:
+                redis.srem(registry_set, member)
+    # A worker run --with-scheduler registers its scheduler under a random id, naming the
+    # queues it serves.
+    for key in list(redis.scan_iter(match="rq:scheduler:*", count=1000)):
+        if redis.type(key) == b"hash" and name.encode() in (redis.hget(key, "queues") or b""):
+            redis.delete(key)
+
+
+# --- The browser tests (tests/review/test_browser_*.py, tests/scenarios/) -------------------------
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's package, installed by scripts/browser.sh
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    # Playwright's sync API runs an asyncio event loop in this thread, and Django refuses
+    # ORM calls from a thread with a running loop (SynchronousOnlyOperation). The test's
+    # own queries are plain synchronous ones between browser steps, so allow them here.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        page.on("dialog", lambda dialog: dialog.accept())  # confirm() of irreversible steps
+        try:
+            yield page
+        finally:
+            browser.close()
+            # Django keeps connections per execution context (asgiref Local), and Playwright's
+            # sync API runs this test in a context of its own (a greenlet beside its event
+            # loop), so the test's queries used a connection of their own: close it here, or
+            # it outlives the test database.
+            connections.close_all()

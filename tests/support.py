@@ -3,6 +3,7 @@
 import io
 import json
 import logging
+import os
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -11,6 +12,9 @@ from pythonjsonlogger.json import JsonFormatter
 
 from config.logs import ContextFilter
 from tests.factories import UserFactory
+
+# The Redis database of the tests that use queues; runs side by side each name their own.
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
 @contextmanager

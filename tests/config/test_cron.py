@@ -20,7 +20,7 @@ from rq.job import Job
 from catalog.models import StoredObject
 from ingest.models import IngestJob, UsedWebhookId
 from tests.factories import IngestJobFactory, StoredObjectFactory, UsedWebhookIdFactory
-from tests.ingest.conftest import worker_env
+from tests.ingest.support import worker_env
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ("ingest.tasks.reconcile", "ingest.tasks.purge_webhook_ids", "ingest.tasks.gc_media")

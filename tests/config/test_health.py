@@ -6,7 +6,7 @@ from django.core.files.storage import FileSystemStorage
 from django.db.migrations.recorder import MigrationRecorder
 
 from config.health import Migrated
-from tests.ingest.conftest import TEST_REDIS_URL
+from tests.support import TEST_REDIS_URL
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -19,7 +19,7 @@ from rq import Queue
 
 from config.metrics import refusal_class
 from tests.factories import IngestJobFactory, RunwayFactory, RunwayImageFactory
-from tests.ingest.conftest import worker_env
+from tests.ingest.support import worker_env
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "metrics-token-for-tests"  # noqa: S105

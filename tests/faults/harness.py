@@ -31,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.ingest.conftest import SECRET_A, ImageServer, runway_album, signed_headers
+from tests.ingest.support import SECRET_A, ImageServer, runway_album, signed_headers
 from tests.support import descendants
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ import pytest
 
 from ingest.models import IngestJob, UsedWebhookId
 from tests.factories import IngestJobFactory
-from tests.ingest.conftest import (
+from tests.ingest.support import (
     SECRET_A,
     SECRET_B,
     SECRET_UNKNOWN,

@@ -8,7 +8,7 @@ from ingest import pipeline
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
 from tests.factories import BrandFactory
-from tests.ingest.conftest import jpeg, png_bomb, runway_album
+from tests.ingest.support import jpeg, png_bomb, runway_album
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from catalog.models import Runway
 from ingest import inline, pipeline
 from ingest.models import IngestJob
 from tests.factories import BrandFactory
-from tests.ingest.conftest import jpeg, runway_album, street_album
+from tests.ingest.support import jpeg, runway_album, street_album
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

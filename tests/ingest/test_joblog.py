@@ -11,7 +11,7 @@ from ingest import inline, joblog
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept, rq_job_id
 from tests.factories import BrandFactory
-from tests.ingest.conftest import jpeg, runway_album
+from tests.ingest.support import jpeg, runway_album
 from tests.support import json_log_lines
 
 pytestmark = pytest.mark.django_db(transaction=True)

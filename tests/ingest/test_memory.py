@@ -20,7 +20,7 @@ from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
 from tests.factories import BrandFactory
-from tests.ingest.conftest import jpeg, runway_album, worker_env
+from tests.ingest.support import jpeg, runway_album, worker_env
 
 ROOT = Path(__file__).resolve().parents[2]
 # The default limits (config/settings.py): the bound must hold for any album under them.

@@ -27,7 +27,7 @@ from ingest.hashing import (
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
 from tests.factories import BrandFactory, RunwayFactory
-from tests.ingest.conftest import jpeg, photo, runway_album, street_album
+from tests.ingest.support import jpeg, photo, runway_album, street_album
 from tests.support import rollback_each_example
 
 pytestmark = pytest.mark.django_db

@@ -22,7 +22,7 @@ from tests.factories import (
     RunwayImageFactory,
     StreetSnapFactory,
 )
-from tests.ingest.conftest import jpeg, runway_album, street_album
+from tests.ingest.support import jpeg, runway_album, street_album
 
 pytestmark = pytest.mark.django_db
 

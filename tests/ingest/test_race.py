@@ -13,7 +13,7 @@ from ingest.content import content_checksum
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from tests.factories import BrandFactory, IngestJobFactory
-from tests.ingest.conftest import jpeg, runway_album
+from tests.ingest.support import jpeg, runway_album
 
 JOBS = 20
 

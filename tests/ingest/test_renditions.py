@@ -18,7 +18,7 @@ from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
 from tests.factories import BrandFactory
-from tests.ingest.conftest import jpeg, runway_album
+from tests.ingest.support import jpeg, runway_album
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -16,7 +16,7 @@ from catalog.keys import (
 )
 from ingest.serializers import album_validate
 from ingest.views import AsciiJSONRenderer
-from tests.ingest.conftest import runway_album, street_album
+from tests.ingest.support import runway_album, street_album
 
 URL = "https://example.com/a/1.jpg"
 

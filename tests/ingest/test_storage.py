@@ -18,7 +18,7 @@ from ingest.hashing import sha1_hex
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept, media_gc
 from tests.factories import BrandFactory, RunwayImageFactory
-from tests.ingest.conftest import jpeg, runway_album
+from tests.ingest.support import jpeg, runway_album
 
 pytestmark = pytest.mark.django_db
 

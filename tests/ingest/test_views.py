@@ -11,7 +11,7 @@ from ingest import services
 from ingest.models import IngestJob, UsedWebhookId
 from ingest.services import rq_job_id
 from tests.factories import IngestJobFactory, RunwayFactory
-from tests.ingest.conftest import runway_album, signed_headers, street_album
+from tests.ingest.support import runway_album, signed_headers, street_album
 
 pytestmark = pytest.mark.django_db
 

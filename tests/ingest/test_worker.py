@@ -22,8 +22,8 @@ from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept, ingest_jobs_reconcile, rq_job_id
 from tests.factories import BrandFactory
-from tests.ingest.conftest import TEST_REDIS_URL, jpeg, runway_album, worker_env
-from tests.support import descendants
+from tests.ingest.support import jpeg, runway_album, worker_env
+from tests.support import TEST_REDIS_URL, descendants
 
 ROOT = Path(__file__).resolve().parents[2]
 

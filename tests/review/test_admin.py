@@ -21,7 +21,7 @@ from review.admin import record_page, transitions
 from review.models import ReviewEvent
 from review.services import record_approve, record_reject, record_unpublish
 from tests.factories import BrandAliasFactory, BrandFactory, RunwayFactory, StreetSnapFactory
-from tests.review.conftest import (
+from tests.review.support import (
     editors_group,
     form_data,
     make_runway,

@@ -15,7 +15,7 @@ from django.utils import timezone
 from catalog.models import Runway, RunwayImage
 from review.models import ReviewClaim
 from tests.factories import BrandFactory
-from tests.review.conftest import (
+from tests.review.support import (
     FormReader,
     editors_group,
     form_data,

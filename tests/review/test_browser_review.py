@@ -1,6 +1,7 @@
 """Fast review in a real browser (headless Debian Chromium through Playwright, as
-test_browser.py drives it): a keyboard-only review of a 60-look runway, asserted step by step;
-the same result with the mouse; the figures of the 60- and 500-image record pages.
+tests/scenarios/test_editor_in_browser.py drives it): a keyboard-only review of a 60-look
+runway, asserted step by step; the same result with the mouse; the figures of the 60- and
+500-image record pages.
 
 The figures (key presses, clicks, page loads, time to interactive, image bytes) are printed
 (`-s` shows them) and quoted in docs/editors.md; nothing here asserts a time (the machine is
@@ -25,7 +26,7 @@ from playwright.sync_api import expect
 from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
 from review.models import ReviewEvent
 from tests.factories import BrandFactory, RunwayFactory, StreetSnapFactory
-from tests.review.conftest import PHOTOS, editors_group, photo_bytes
+from tests.review.support import PHOTOS, editors_group, photo_bytes
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -91,7 +92,8 @@ def street_album(count: int, **fields) -> StreetSnap:
 
 
 def log_in(page, live_server, username: str) -> None:
-    """The editor's session in the browser (the login form is test_browser.py's)."""
+    """The editor's session in the browser (the login form is the one
+    tests/scenarios/test_editor_in_browser.py fills in)."""
     user = User.objects.create_user(username, password=f"{username}-pw", is_staff=True)
     user.groups.add(editors_group())
     client = Client()

@@ -25,7 +25,7 @@ from review.conflicts import (
     read_token,
 )
 from review.services import record_approve, record_edit, record_reject
-from tests.review.conftest import make_runway
+from tests.review.support import make_runway
 from tests.support import curator
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from catalog.models import Runway, StreetSnap
 from catalog.services import EDITABLE_FIELDS
 from review.forms import RecordForm
 from tests.factories import BrandFactory
-from tests.review.conftest import form_data, make_runway, make_street_snap
+from tests.review.support import form_data, make_runway, make_street_snap
 
 pytestmark = pytest.mark.django_db
 

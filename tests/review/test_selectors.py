@@ -10,7 +10,7 @@ from catalog.models import Runway
 from catalog.services import runway_reopen, street_snap_reopen
 from review.selectors import record_review_history
 from review.services import record_approve, record_reject, record_unpublish
-from tests.review.conftest import make_runway, make_street_snap, recrawl, recrawled_image
+from tests.review.support import make_runway, make_street_snap, recrawl, recrawled_image
 
 pytestmark = pytest.mark.django_db
 

@@ -26,7 +26,7 @@ from review.services import (
     record_unpublish,
 )
 from tests.factories import BrandFactory, RunwayFactory
-from tests.review.conftest import make_runway, make_street_snap
+from tests.review.support import make_runway, make_street_snap
 from tests.support import curator
 
 pytestmark = pytest.mark.django_db

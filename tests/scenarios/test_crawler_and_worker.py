@@ -16,7 +16,7 @@ from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 
 from catalog.models import Runway, StreetSnap
 from tests.factories import BrandFactory
-from tests.ingest.conftest import jpeg, runway_album, signed_headers, street_album, worker_env
+from tests.ingest.support import jpeg, runway_album, signed_headers, street_album, worker_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,6 +87,7 @@ def run_worker_until_idle(queue_name: str) -> str:
 @pytest.mark.postgres
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("ingest_settings")
 def test_a_crawler_pushes_albums_to_a_running_server_and_a_worker(rq_queue, image_server, server):
     BrandFactory(name="Acme", slug="acme")
     crawler = HttpCrawler(server)

@@ -18,7 +18,7 @@ from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
 from tests.catalog.legacy.archive import archive, record
 from tests.factories import BrandFactory, RunwayFactory
-from tests.review.conftest import form_data
+from tests.review.support import form_data
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from catalog.models import Runway
 from publicapi.models import PublicBrand, PublicRunway, PublicRunwayImage
 from review.models import ReviewEvent
 from tests.factories import BrandFactory
-from tests.review.conftest import editors_group, make_runway
+from tests.review.support import editors_group, make_runway
 
 pytestmark = [
     pytest.mark.slow,

@@ -1,0 +1,220 @@
+"""Helpers for the review tests (and the scenarios that review): editors as the Editors group
+makes them, albums whose images are real photographs in storage, what the ingest pipeline hands
+the catalog on a re-crawl, and a reader for the forms of a rendered admin page."""
+
+import importlib
+import io
+from html.parser import HTMLParser
+from types import SimpleNamespace
+
+import skimage.data
+from django.apps import apps as django_apps
+from django.contrib.auth.models import Group
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import connection
+from PIL import Image
+
+from catalog.services import NewImage
+from tests.factories import (
+    RunwayFactory,
+    RunwayImageFactory,
+    StreetSnapFactory,
+    StreetSnapImageFactory,
+)
+
+PHOTOS = ["astronaut", "coffee", "chelsea", "rocket", "camera", "moon", "coins", "clock"]
+_encoded: dict[str, bytes] = {}
+
+
+def photo_bytes(name: str) -> bytes:
+    """A bundled scikit-image sample as a small JPEG, encoded in memory (cached per run)."""
+    if name not in _encoded:
+        image = Image.fromarray(getattr(skimage.data, name)())
+        image.thumbnail((320, 320))
+        buffer = io.BytesIO()
+        image.convert("RGB").save(buffer, format="JPEG", quality=80)
+        _encoded[name] = buffer.getvalue()
+    return _encoded[name]
+
+
+def store_photo(name: str, key: str) -> str:
+    if not default_storage.exists(key):
+        default_storage.save(key, ContentFile(photo_bytes(name)))
+    return key
+
+
+# review's data migrations that make the Editors group, and the function of each.
+EDITORS_GROUP_MIGRATIONS = [
+    ("0002_editors_group", "create_editors_group"),
+    ("0004_editors_delete_brand_aliases", "grant_delete_brand_alias"),
+]
+
+
+def editors_group() -> Group:
+    """The Editors group as review's data migrations make it.
+
+    A transactional test elsewhere in the suite flushes the database, group included; this
+    puts it back by running the migrations' own functions, so the tests exercise exactly the
+    permissions the migrations grant (restoring a serialized copy instead collides with the
+    content types that the flush's post_migrate recreated under new ids).
+    """
+    schema_editor = SimpleNamespace(connection=connection)
+    for name, function in EDITORS_GROUP_MIGRATIONS:
+        migration = importlib.import_module(f"review.migrations.{name}")
+        getattr(migration, function)(django_apps, schema_editor)
+    return Group.objects.get(name=migration.GROUP)
+
+
+def make_runway(images: int = 3, *, duplicate: bool = False, **fields):
+    runway = RunwayFactory(**fields)
+    made = [
+        RunwayImageFactory(
+            runway=runway,
+            sort_order=n,
+            look_index=n // 2 + 1,
+            storage_key=store_photo(PHOTOS[n % len(PHOTOS)], f"images/runway/{PHOTOS[n % 8]}.jpg"),
+        )
+        for n in range(images)
+    ]
+    if duplicate and len(made) > 1:
+        made[-1].is_duplicate = True
+        made[-1].dup_of = made[0]
+        made[-1].save()
+    runway.cover = made[0] if made else None
+    runway.image_count = len(made)
+    runway.save()
+    return runway
+
+
+def make_street_snap(images: int = 4, *, details: bool = True, **fields):
+    """Images alternate main, detail, main, detail, ... (each detail under the main before)."""
+    snap = StreetSnapFactory(**fields)
+    made = []
+    for n in range(images):
+        parent = made[-1] if details and n % 2 == 1 else None
+        made.append(
+            StreetSnapImageFactory(
+                street_snap=snap,
+                sort_order=n,
+                parent=parent,
+                storage_key=store_photo(
+                    PHOTOS[n % len(PHOTOS)], f"images/street/{PHOTOS[n % 8]}.jpg"
+                ),
+            )
+        )
+    snap.cover = made[0] if made else None
+    snap.image_count = len(made)
+    snap.save()
+    return snap
+
+
+def recrawled_image(ingest_job_id: int) -> NewImage:
+    """An image as the ingest pipeline hands it to catalog.services for a re-crawl."""
+    sha1 = f"{ingest_job_id:040x}"
+    return NewImage(
+        storage_key=f"images/{sha1[:2]}/{sha1}.jpg",
+        sha1=sha1,
+        width=800,
+        height=1200,
+        byte_size=1000,
+        mime_type="image/jpeg",
+        original_url=f"https://example.com/{ingest_job_id}.jpg",
+        sort_order=0,
+        phash=None,
+        phash_algorithm="",
+    )
+
+
+def recrawl(runway, *, ingest_job_id: int) -> dict:
+    """What the ingest pipeline passes to runway_reopen for a re-crawl of `runway`."""
+    return {
+        "brand": runway.brand,
+        "season_code": runway.season_code,
+        "season": runway.season,
+        "year": runway.year,
+        "collection_type": runway.collection_type,
+        "title": f"Crawl of job {ingest_job_id}",
+        "description": "",
+        "source": "vogue",
+        "source_url": f"https://example.com/shows/{runway.pk}",
+        "images": [recrawled_image(ingest_job_id)],
+        "ingest_job_id": ingest_job_id,
+        "content_checksum": f"{ingest_job_id:064x}",
+    }
+
+
+class FormReader(HTMLParser):
+    """Collects the inputs a browser would submit with each form of a page (by form id,
+    honouring the form= attribute): enough to post what the page holds, as a browser would."""
+
+    def __init__(self):
+        super().__init__()
+        self.forms: dict[str, dict[str, list[str]]] = {}
+        self._stack: list[str] = []
+        self._textarea: tuple[str, str] | None = None
+        self._select: tuple[str, str] | None = None
+        self._options: list[tuple[str, bool]] = []
+
+    def _owner(self, attrs: dict) -> str | None:
+        return attrs.get("form") or (self._stack[-1] if self._stack else None)
+
+    def _add(self, form: str | None, name: str | None, value: str) -> None:
+        if form is not None and name:
+            self.forms.setdefault(form, {}).setdefault(name, []).append(value)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = {k: (v if v is not None else "") for k, v in attrs}
+        if tag == "form":
+            self._stack.append(attrs.get("id", f"form{len(self.forms)}"))
+            self.forms.setdefault(self._stack[-1], {})
+        elif tag == "input":
+            kind = attrs.get("type", "text")
+            if kind in {"submit", "button", "image", "reset", "file"}:
+                return
+            if kind in {"checkbox", "radio"} and "checked" not in attrs:
+                return
+            default = "on" if kind in {"checkbox", "radio"} else ""
+            self._add(self._owner(attrs), attrs.get("name"), attrs.get("value", default))
+        elif tag == "textarea":
+            self._textarea = (self._owner(attrs), attrs.get("name"))
+            self._add(*self._textarea, "")
+        elif tag == "select":
+            self._select = (self._owner(attrs), attrs.get("name"))
+            self._options = []
+        elif tag == "option" and self._select:
+            self._options.append((attrs.get("value", ""), "selected" in attrs))
+
+    def handle_data(self, data):
+        if self._textarea:
+            form, name = self._textarea
+            if form is not None and name:
+                self.forms[form][name][-1] += data
+
+    def handle_endtag(self, tag):
+        if tag == "form" and self._stack:
+            self._stack.pop()
+        elif tag == "textarea":
+            self._textarea = None
+        elif tag == "select" and self._select:
+            # A browser sends the selected option, or the first one when none is selected.
+            chosen = [value for value, selected in self._options if selected]
+            if not chosen and self._options:
+                chosen = [self._options[0][0]]
+            for value in chosen:
+                self._add(*self._select, value)
+            self._select = None
+
+
+def page_forms(response) -> dict[str, dict[str, list[str]]]:
+    reader = FormReader()
+    reader.feed(response.content.decode())
+    return reader.forms
+
+
+def form_data(response, form_id: str, **overrides) -> dict:
+    """The submission of one form of a rendered page, with some fields changed."""
+    data = {name: values if len(values) > 1 else values[0] for name, values in
+            page_forms(response)[form_id].items()}  # fmt: skip
+    data.update(overrides)
+    return data
