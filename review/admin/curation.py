@@ -146,7 +146,7 @@ class CurationAdmin(QueueAdmin):
         # POST only (a GET, e.g. a reloaded URL, just goes back to the grid); CSRF-protected
         # by admin_view like every admin page.
         if request.method != "POST":
-            return HttpResponseRedirect(self.change_url(object_id) + "#images")
+            return self.back_to_page(request, object_id, "#images")
         return self.curate(
             request,
             object_id,
@@ -165,7 +165,7 @@ class CurationAdmin(QueueAdmin):
 
     def attach_view(self, request, object_id):
         if request.method != "POST" or self.model is not StreetSnap:
-            return HttpResponseRedirect(self.change_url(object_id) + "#images")
+            return self.back_to_page(request, object_id, "#images")
 
         def attach(obj, loaded: Loaded) -> Curated:
             try:
@@ -213,7 +213,7 @@ class CurationAdmin(QueueAdmin):
             following, allowed_hosts={request.get_host()}, require_https=request.is_secure()
         ):
             return HttpResponseRedirect(following)
-        return HttpResponseRedirect(self.change_url(object_id) + "#images")
+        return self.back_to_page(request, object_id, "#images")
 
     def grid_response(self, request, object_id, message: str, written) -> JsonResponse:
         # The token comes from the record as this write left it, read under its lock: a read
@@ -244,7 +244,7 @@ class CurationAdmin(QueueAdmin):
         image = images.filter(pk=image_id).first()
         if image is None:
             self.message_user(request, "That image is no longer in this album.", messages.WARNING)
-            return HttpResponseRedirect(self.with_queue(request, self.change_url(obj.pk)))
+            return self.back_to_page(request, obj.pk)
         mode = request.GET.get("mode") == "duplicates"
         flagged = list(
             images.filter(is_duplicate=True)

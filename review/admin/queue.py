@@ -62,6 +62,11 @@ class QueueAdmin(RecordListAdmin):
     def change_url(self, object_id) -> str:
         return admin_url(self.model, "change", unquote(str(object_id)))
 
+    def back_to_page(self, request, object_id, anchor: str = "") -> HttpResponseRedirect:
+        """Back to the album's page in the editor's queue (after a refusal, too: the page's
+        "N of M" and its next album stay those of the list they came from)."""
+        return HttpResponseRedirect(self.with_queue(request, self.change_url(object_id)) + anchor)
+
     def next_in_queue(self, request, obj: Record) -> HttpResponse:
         """After a decision or a skip, on to the next album of the editor's list (its tab,
         filters, search and order) that no other editor has open, or back to the list.
@@ -110,7 +115,7 @@ class QueueAdmin(RecordListAdmin):
         if not self.has_view_or_change_permission(request, obj):
             raise PermissionDenied
         if request.method != "POST":
-            return HttpResponseRedirect(self.with_queue(request, self.change_url(obj.pk)))
+            return self.back_to_page(request, obj.pk)
         return self.next_in_queue(request, obj)
 
     def claim_view(self, request, object_id):

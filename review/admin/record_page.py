@@ -177,14 +177,14 @@ class RecordPageAdmin(CurationAdmin):
             refusal = self.published_save_refusal(request, object_id)
             if refusal:
                 self.message_user(request, refusal, messages.ERROR)
-                return HttpResponseRedirect(request.path)
+                return HttpResponseRedirect(self.with_queue(request, request.path))
         # A refusal from a service (a race lost after the form's early check, a permission,
         # a status) has rolled the whole request back: say why and show the current record.
         try:
             return super().changeform_view(request, object_id, form_url, extra_context)
         except RecordWriteRefused as refusal:
             self.message_user(request, str(refusal), messages.ERROR)
-            return HttpResponseRedirect(request.path)
+            return HttpResponseRedirect(self.with_queue(request, request.path))
 
     def published_save_refusal(self, request, object_id) -> str:
         """Why a save of a published album by an editor who may not publish is refused, in

@@ -56,7 +56,7 @@ class TransitionAdmin(RecordPageAdmin):
         if not self.has_publish_permission(request, obj):
             raise PermissionDenied
         if request.method != "POST":
-            return HttpResponseRedirect(self.change_url(obj.pk))
+            return self.back_to_page(request, obj.pk)
         request.review_queue_before = self.queue(request)
         approved = self.decide_on_page(
             request,
@@ -66,7 +66,7 @@ class TransitionAdmin(RecordPageAdmin):
             ),
         )
         if not approved:
-            return HttpResponseRedirect(self.change_url(obj.pk))
+            return self.back_to_page(request, obj.pk)
         self.message_user(request, f"Approved and published “{obj}”.", messages.SUCCESS)
         return self.next_in_queue(request, obj)
 
@@ -101,7 +101,7 @@ class TransitionAdmin(RecordPageAdmin):
                 )
                 if action == Action.REJECT:
                     return self.next_in_queue(request, obj)
-            return HttpResponseRedirect(self.change_url(obj.pk))
+            return self.back_to_page(request, obj.pk)
         return self.reason_page(
             request,
             action=action,

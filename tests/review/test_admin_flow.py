@@ -13,7 +13,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from catalog.models import Runway, RunwayImage
+from catalog.services import record_update
 from review.models import ReviewClaim
+from review.services import record_approve
 from tests.factories import BrandFactory
 from tests.review.support import (
     FormReader,
@@ -22,6 +24,7 @@ from tests.review.support import (
     make_runway,
     make_street_snap,
 )
+from tests.support import curator
 
 pytestmark = pytest.mark.django_db
 
@@ -144,6 +147,71 @@ class TestTheQueueTheEditorCameFrom:
         response = approve(anna, shows[-1], filters)
 
         assert response.url == f"{url(Runway, 'changelist')}?{urlencode(filters)}"
+
+
+class TestARefusalKeepsTheQueue:
+    """A refused decision or save brings the editor back to the album's page in their
+    queue: its "N of M" and its next album are still those of the list they came from."""
+
+    @pytest.fixture
+    def filters(self, acme_queue):
+        acme, _ = acme_queue
+        return {"status": "pending", "brand__id__exact": acme.pk}
+
+    def test_a_refused_approve(self, anna, acme_queue, filters):
+        _, (first, *_) = acme_queue
+        page = anna.get(in_queue(url(first, "change", first.pk), **filters))
+        record_update(actor=curator(), record=first, changes={"title": "Changed meanwhile"})
+
+        response = anna.post(
+            in_queue(url(first, "approve", first.pk), **filters),
+            form_data(page, "transition-form"),
+        )
+
+        assert Runway.objects.get(pk=first.pk).status == "pending"
+        assert response.url == in_queue(url(first, "change", first.pk), **filters)
+
+    def test_a_refused_reject(self, anna, acme_queue, filters):
+        _, (first, *_) = acme_queue
+        asked = anna.get(in_queue(url(first, "reject", first.pk), **filters))
+        record_approve(record=first, actor=curator())
+
+        response = anna.post(
+            in_queue(url(first, "reject", first.pk), **filters),
+            {**form_data(asked, "reason-form"), "reason": "Late"},
+        )
+
+        assert Runway.objects.get(pk=first.pk).status == "published"
+        assert response.url == in_queue(url(first, "change", first.pk), **filters)
+
+    def test_a_refused_save(self, acme_queue, filters, make_editor):
+        _, (first, *_) = acme_queue
+        junior = Client()
+        junior.force_login(make_editor("junior", publish=False))
+        page = junior.get(in_queue(url(first, "change", first.pk), **filters))
+        record_approve(record=first, actor=curator())  # now junior may not change it
+
+        response = junior.post(
+            in_queue(url(first, "change", first.pk), **filters),
+            form_data(page, "runway_form", title="Renamed"),
+        )
+
+        assert Runway.objects.get(pk=first.pk).title != "Renamed"
+        assert response.url == in_queue(url(first, "change", first.pk), **filters)
+
+    def test_a_refused_image_operation(self, anna, acme_queue, filters):
+        _, (first, *_) = acme_queue
+        page = anna.get(in_queue(url(first, "change", first.pk), **filters))
+        record_update(actor=curator(), record=first, changes={"title": "Changed meanwhile"})
+        image = first.images.order_by("sort_order").last()
+
+        response = anna.post(
+            in_queue(url(first, "image", first.pk, image.pk, "delete"), **filters),
+            {"loaded": form_data(page, "transition-form")["loaded"]},
+        )
+
+        assert first.images.live().count() == 2
+        assert response.url == in_queue(url(first, "change", first.pk), **filters) + "#images"
 
 
 class TestTwoEditorsOnOneQueue:
