@@ -1,4 +1,43 @@
-"""Error text for job rows and report issues (pure: no Django)."""
+"""How an ingest job's errors are told apart, and how their text is cut for job rows and report
+issues (pure: no Django at run time)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from catalog.models import Runway, StreetSnap
+    from ingest.pipeline import Plan
+
+
+class Transient(Exception):
+    """Trying again later may help (the job is retried while attempts remain)."""
+
+    def __init__(self, reason: str, error: str) -> None:
+        super().__init__(error)
+        self.reason = reason
+        self.error = error
+
+
+class JobEnd(Exception):
+    """The job ends here with this status (skipped or failed), for a known reason."""
+
+    def __init__(
+        self, status: str, reason: str, error: str = "", record: Runway | StreetSnap | None = None
+    ):
+        super().__init__(error or reason)
+        self.status = status
+        self.reason = reason
+        self.error = error
+        self.record = record
+
+
+class LostRace(Exception):
+    """Another job wrote this album between our lookup and our insert."""
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__("lost the race for this album")
+        self.plan = plan
 
 
 def short(exc: BaseException, limit: int) -> str:

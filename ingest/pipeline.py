@@ -48,7 +48,7 @@ from catalog.models import Brand, Runway, RunwayImage, StreetSnap, StreetSnapIma
 from catalog.models import Record as RecordBase
 from catalog.storage import image_store, stored_objects_hold, stored_objects_renew
 from ingest import joblog
-from ingest.errors import short
+from ingest.errors import JobEnd, LostRace, Transient, short
 from ingest.fetching import FetchError, FetchPolicy, fetch
 from ingest.hashing import (
     PHASH_ALGORITHM,
@@ -75,34 +75,6 @@ logger = logging.getLogger(__name__)
 Status = IngestJob.Status
 RecordStatus = RecordBase.Status
 type Record = Runway | StreetSnap
-
-
-class Transient(Exception):
-    """Trying again later may help (the job is retried while attempts remain)."""
-
-    def __init__(self, reason: str, error: str) -> None:
-        super().__init__(error)
-        self.reason = reason
-        self.error = error
-
-
-class JobEnd(Exception):
-    """The job ends here with this status (skipped or failed), for a known reason."""
-
-    def __init__(self, status: str, reason: str, error: str = "", record: Record | None = None):
-        super().__init__(error or reason)
-        self.status = status
-        self.reason = reason
-        self.error = error
-        self.record = record
-
-
-class LostRace(Exception):
-    """Another job wrote this album between our lookup and our insert."""
-
-    def __init__(self, plan: "Plan") -> None:
-        super().__init__("lost the race for this album")
-        self.plan = plan
 
 
 # --- Entry point -----------------------------------------------------------------------------
@@ -789,43 +761,41 @@ class Kind:
 def _write_runway(
     plan: Plan, album: dict[str, Any], images: list[services.NewImage], claim: Claim
 ) -> Runway:
-    fields = {
-        "brand": plan.brand,
-        "season_code": album["season_code"],
-        "season": album["season"],
-        "year": album["year"],
-        "collection_type": album["collection_type"],
-        "title": album["title"],
-        "description": album["description"],
-        "source": album["source"],
-        "source_url": album["source_url"],
-        "images": images,
-        "ingest_job_id": claim.job_id,
-        "content_checksum": claim.payload_checksum,
-    }
+    content = services.RunwayContent(
+        brand=plan.brand,
+        season_code=album["season_code"],
+        season=album["season"],
+        year=album["year"],
+        collection_type=album["collection_type"],
+        title=album["title"],
+        description=album["description"],
+        source=album["source"],
+        source_url=album["source_url"],
+        ingest_job_id=claim.job_id,
+        content_checksum=claim.payload_checksum,
+    )
     if plan.record is None:
-        return services.runway_create(**fields)
-    return services.runway_reopen(runway=plan.record, **fields)
+        return services.runway_create(content=content, images=images)
+    return services.runway_reopen(runway=plan.record, content=content, images=images)
 
 
 def _write_street_snap(
     plan: Plan, album: dict[str, Any], images: list[services.NewImage], claim: Claim
 ) -> StreetSnap:
-    fields = {
-        "city": album["city"],
-        "year": album["year"],
-        "month": album["month"],
-        "title": album["title"],
-        "description": album["description"],
-        "source": album["source"],
-        "source_url": album["source_url"],
-        "images": images,
-        "ingest_job_id": claim.job_id,
-        "content_checksum": claim.payload_checksum,
-    }
+    content = services.StreetSnapContent(
+        city=album["city"],
+        year=album["year"],
+        month=album["month"],
+        title=album["title"],
+        description=album["description"],
+        source=album["source"],
+        source_url=album["source_url"],
+        ingest_job_id=claim.job_id,
+        content_checksum=claim.payload_checksum,
+    )
     if plan.record is None:
-        return services.street_snap_create(**fields)
-    return services.street_snap_reopen(street_snap=plan.record, **fields)
+        return services.street_snap_create(content=content, images=images)
+    return services.street_snap_reopen(street_snap=plan.record, content=content, images=images)
 
 
 KINDS = {

@@ -2,25 +2,58 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
-from catalog.legacy.plan import (
-    CREATED,
-    EARLIER,
-    MATCHED,
-    Check,
-    Entry,
-    Plan,
-    Tally,
-    iter_entries,
-    skipped_breakdown,
-)
-from catalog.legacy.rows import KINDS, ORPHAN, STATUSES, TABLES
+from catalog.legacy.plan import CREATED, EARLIER, MATCHED, Check, Entry, ImportPlan, Tally
+from catalog.legacy.rows import KINDS, ORPHAN, STATUSES, TABLE_BY_IMAGE_TABLE, TABLE_BY_NAME, TABLES
 
 NOTHING_TO_IMPORT = "nothing to import: every legacy row is already accounted for"
 
 
-def tally_rows(plan: Plan, images: bool) -> list[tuple[str, str, Tally]]:
+def iter_entries(plan: ImportPlan) -> Iterator[tuple[str, list[Entry]]]:
+    """The report's lists, in the order an operator reads them."""
+    yield "unmatched approved drafts (the run stops)", plan.unmatched_approved
+    yield "rows that do not fit the catalog (the run stops)", plan.invalid
+    yield "brand slugs that do not fit the catalog (the run stops)", plan.brand_conflicts
+    yield (
+        "published rows held back by an unpublished catalog record (the run stops)",
+        plan.held_by_unpublished,
+    )
+    yield "superseded (imported soft-deleted)", plan.superseded
+    yield "skipped", plan.skipped
+    yield "approved drafts matched to their published counterpart", plan.approved_matched
+    yield "details imported as main images", plan.downgraded
+    yield "main images with a parent id (kept as main images, the id ignored)", plan.parent_ignored
+    yield "dup_of cleared", plan.dup_cleared
+    yield "covers not found by key", plan.cover_fallbacks
+
+
+def skipped_breakdown(plan: ImportPlan, *, images: bool) -> list[tuple[str, int]]:
+    """The report's skipped column, record or image tables, as the lists that account for it.
+
+    Every skipped row is in exactly one of them, so the numbers add up to the column; images
+    skipped with their record are counted, not listed (their record is).
+    """
+
+    def listed(entries: list[Entry]) -> int:
+        tables = TABLE_BY_IMAGE_TABLE if images else TABLE_BY_NAME
+        return sum(1 for e in entries if e.table in tables)
+
+    if images:
+        return [
+            ("listed as skipped", listed(plan.skipped)),
+            ("images of skipped records", plan.images_of_skipped_records),
+        ]
+    return [
+        ("listed as skipped", listed(plan.skipped)),
+        ("approved drafts matched", len(plan.approved_matched)),
+        ("unmatched approved drafts", len(plan.unmatched_approved)),
+        ("rows that do not fit", listed(plan.invalid)),
+        ("published rows held back", len(plan.held_by_unpublished)),
+    ]
+
+
+def tally_rows(plan: ImportPlan, images: bool) -> list[tuple[str, str, Tally]]:
     """(kind, status, tally) per kind and legacy status, orphans merged per kind."""
     rows = []
     for kind in KINDS:
@@ -72,7 +105,7 @@ def _entries(title: str, entries: list[Entry], limit: int) -> list[str]:
     return lines
 
 
-def _skipped_line(what: str, plan: Plan, *, images: bool) -> str:
+def _skipped_line(what: str, plan: ImportPlan, *, images: bool) -> str:
     """The skipped column's total as the sum of the lists below (the terms that are not 0)."""
     parts = skipped_breakdown(plan, images=images)
     total = sum(n for _, n in parts)
@@ -81,7 +114,7 @@ def _skipped_line(what: str, plan: Plan, *, images: bool) -> str:
 
 
 def render_report(
-    plan: Plan | None,
+    plan: ImportPlan | None,
     *,
     checks: Iterable[Check],
     dry_run: bool,
@@ -164,7 +197,7 @@ def render_report(
 
 
 def report_dict(
-    plan: Plan | None,
+    plan: ImportPlan | None,
     *,
     checks: Iterable[Check],
     dry_run: bool,

@@ -1,9 +1,12 @@
-"""The legacy archive's rows and tables, as plain data (no Django, no database)."""
+"""The legacy archive's rows and tables, as plain data (no Django, no database), and the
+`LegacySource` protocol the import reads them through."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 RUNWAY = "runway"
 STREET = "street"
@@ -121,3 +124,23 @@ class LegacyImage:
     # Street images only.
     is_detail: bool = False
     parent_id: int = 0
+
+
+class LegacySource(Protocol):
+    """The legacy archive, read in one consistent snapshot."""
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        """Rows per (table, status), counted independently of the streams below.
+
+        Record tables by their status (published for published tables), image tables by their
+        record's status (`ORPHAN` without one), and (BRANDS, "") for brands.
+        """
+        ...
+
+    def brands(self) -> Iterable[LegacyBrand]: ...
+
+    def records(self, table: LegacyTable) -> Iterable[LegacyRecord]: ...
+
+    def image_groups(self, table: LegacyTable) -> Iterable[tuple[int, list[LegacyImage]]]:
+        """The images of `table`'s image table, one album at a time, by record id then id."""
+        ...

@@ -8,22 +8,18 @@ from django.db import DatabaseError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from catalog.legacy.checks import DATABASE_CHECKS, database_checks
-from catalog.legacy.plan import (
-    Check,
-    LegacySource,
-    Plan,
-    ProgressFn,
-    build_plan,
-    no_progress,
-)
+from catalog.legacy.audit import DATABASE_CHECKS, database_checks
+from catalog.legacy.plan import Check, ImportPlan
+from catalog.legacy.planner import build_plan
+from catalog.legacy.progress import ProgressFn, no_progress
+from catalog.legacy.rows import LegacySource
 from catalog.legacy.writer import apply_plan, lock_catalog, read_catalog_state
 from catalog.models import LegacyIdMap
 
 
 @dataclass
 class MigrationResult:
-    plan: Plan | None
+    plan: ImportPlan | None
     dry_run: bool
     checks: list[Check] = field(default_factory=list)
     # The database checks this run did not make: they read the written rows, so a dry run (or

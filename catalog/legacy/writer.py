@@ -26,6 +26,7 @@ from django.db import connection, models
 from psycopg import sql
 
 from catalog.keys import fold_title
+from catalog.legacy.keys import catalog_runway_key, catalog_source_key, catalog_street_key
 from catalog.legacy.plan import (
     CREATED,
     EARLIER,
@@ -35,18 +36,12 @@ from catalog.legacy.plan import (
     CatalogRef,
     CatalogState,
     ImageDecision,
-    LegacySource,
-    Plan,
-    ProgressFn,
+    ImportPlan,
     RecordPlan,
     Ref,
-    Ticker,
-    catalog_runway_key,
-    catalog_source_key,
-    catalog_street_key,
-    decide_images,
-    no_progress,
 )
+from catalog.legacy.planner import decide_images
+from catalog.legacy.progress import ProgressFn, Ticker, no_progress
 from catalog.legacy.rows import (
     BRANDS,
     KINDS,
@@ -56,6 +51,7 @@ from catalog.legacy.rows import (
     STREET,
     TABLE_BY_IMAGE_TABLE,
     TABLES,
+    LegacySource,
     LegacyTable,
 )
 from catalog.models import (
@@ -245,7 +241,7 @@ def _legacy_timestamps(*model_classes: type[models.Model]) -> Iterator[None]:
 
 
 def apply_plan(
-    plan: Plan,
+    plan: ImportPlan,
     source: LegacySource,
     catalog: CatalogState,
     *,
@@ -270,7 +266,7 @@ def apply_plan(
 class _Writer:
     def __init__(
         self,
-        plan: Plan,
+        plan: ImportPlan,
         source: LegacySource,
         catalog: CatalogState,
         now: datetime,

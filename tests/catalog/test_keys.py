@@ -23,7 +23,7 @@ from catalog.keys import (
     normalize_source,
     normalize_source_url,
 )
-from catalog.legacy.plan import MAX_LENGTH
+from catalog.legacy.keys import MAX_LENGTH
 from catalog.models import Brand, Runway, StreetSnap
 
 ALWAYS = [

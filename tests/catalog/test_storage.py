@@ -18,6 +18,7 @@ from catalog.models import StoredObject
 from catalog.storage import image_key, image_store, stored_objects_collect, stored_objects_hold
 from tests.factories import RunwayImageFactory
 
+SHA1 = "0123456789abcdef0123456789abcdef01234567"
 WAIT = 60  # seconds: a bound for waits that end as soon as the other side acts
 
 
@@ -248,3 +249,23 @@ def test_jobs_holding_the_same_key_do_not_block_each_other_nor_its_renewal():
         assert not other.is_alive()
 
     assert results["other"] == ([], key)
+
+
+# --- Storage keys ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mime_type", "extension"),
+    [("image/jpeg", "jpg"), ("image/png", "png"), ("image/webp", "webp"), ("image/gif", "gif")],
+)
+def test_the_key_is_content_addressed(mime_type, extension):
+    assert image_key(sha1=SHA1, mime_type=mime_type) == f"images/01/{SHA1}.{extension}"
+
+
+@pytest.mark.parametrize(
+    ("sha1", "mime_type"),
+    [("../../etc/passwd", "image/jpeg"), (SHA1.upper(), "image/jpeg"), (SHA1, "text/html")],
+)
+def test_a_key_is_only_made_of_a_sha1_and_a_known_type(sha1, mime_type):
+    with pytest.raises(ValueError):
+        image_key(sha1=sha1, mime_type=mime_type)

@@ -1,4 +1,4 @@
-"""ingest.errors: the one helper that cuts error text for job rows and report issues."""
+"""ingest.errors.short: the helper that cuts error text for job rows and report issues."""
 
 import pytest
 

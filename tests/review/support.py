@@ -15,7 +15,7 @@ from django.core.files.storage import default_storage
 from django.db import connection
 from PIL import Image
 
-from catalog.services import NewImage
+from catalog.services import NewImage, RunwayContent
 from tests.factories import (
     RunwayFactory,
     RunwayImageFactory,
@@ -128,20 +128,20 @@ def recrawled_image(ingest_job_id: int) -> NewImage:
 
 def recrawl(runway, *, ingest_job_id: int) -> dict:
     """What the ingest pipeline passes to runway_reopen for a re-crawl of `runway`."""
-    return {
-        "brand": runway.brand,
-        "season_code": runway.season_code,
-        "season": runway.season,
-        "year": runway.year,
-        "collection_type": runway.collection_type,
-        "title": f"Crawl of job {ingest_job_id}",
-        "description": "",
-        "source": "vogue",
-        "source_url": f"https://example.com/shows/{runway.pk}",
-        "images": [recrawled_image(ingest_job_id)],
-        "ingest_job_id": ingest_job_id,
-        "content_checksum": f"{ingest_job_id:064x}",
-    }
+    content = RunwayContent(
+        brand=runway.brand,
+        season_code=runway.season_code,
+        season=runway.season,
+        year=runway.year,
+        collection_type=runway.collection_type,
+        title=f"Crawl of job {ingest_job_id}",
+        description="",
+        source="vogue",
+        source_url=f"https://example.com/shows/{runway.pk}",
+        ingest_job_id=ingest_job_id,
+        content_checksum=f"{ingest_job_id:064x}",
+    )
+    return {"content": content, "images": [recrawled_image(ingest_job_id)]}
 
 
 class FormReader(HTMLParser):

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from catalog.models import Runway
-from catalog.services import runway_reopen, street_snap_reopen
+from catalog.services import StreetSnapContent, runway_reopen, street_snap_reopen
 from review.selectors import record_review_history
 from review.services import record_approve, record_reject, record_unpublish
 from tests.review.support import make_runway, make_street_snap, recrawl, recrawled_image
@@ -88,19 +88,18 @@ def test_a_recrawl_after_a_rejection_is_a_line_naming_its_job_and_time(editor):
 def test_the_line_keeps_its_time_when_editors_work_on_the_album_afterwards(editor):
     snap = make_street_snap(images=2, details=False)
     record_reject(record=snap, actor=editor, reason="Wrong city")
-    fields = {
-        "city": snap.city,
-        "year": snap.year,
-        "month": snap.month,
-        "title": "New crawl",
-        "description": "",
-        "source": "vogue",
-        "source_url": "https://example.com/street/1",
-        "images": [recrawled_image(5)],
-        "ingest_job_id": 5,
-        "content_checksum": "5" * 64,
-    }
-    reopened = street_snap_reopen(street_snap=snap, **fields)
+    content = StreetSnapContent(
+        city=snap.city,
+        year=snap.year,
+        month=snap.month,
+        title="New crawl",
+        description="",
+        source="vogue",
+        source_url="https://example.com/street/1",
+        ingest_job_id=5,
+        content_checksum="5" * 64,
+    )
+    reopened = street_snap_reopen(street_snap=snap, content=content, images=[recrawled_image(5)])
     written = reopened.images.live().get().created_at
     record_approve(record=reopened, actor=editor)
 

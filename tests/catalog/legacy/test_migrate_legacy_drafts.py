@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from catalog.keys import fold_title
 from catalog.legacy import services, writer
-from catalog.legacy.checks import DATABASE_CHECKS
+from catalog.legacy.audit import DATABASE_CHECKS
 from catalog.legacy.report import NOTHING_TO_IMPORT
 from catalog.legacy.rows import (
     PENDING,

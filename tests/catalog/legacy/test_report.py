@@ -1,6 +1,7 @@
 """The report an operator reads: tables per kind and status, capped lists, the verdict. Pure."""
 
-from catalog.legacy.plan import CatalogState, Check, build_plan
+from catalog.legacy.plan import CatalogState, Check
+from catalog.legacy.planner import build_plan
 from catalog.legacy.report import NOTHING_TO_IMPORT, render_report, report_dict, tally_rows
 from catalog.legacy.rows import ORPHAN, PUBLISHED, STREETS
 from tests.catalog.legacy.archive import archive, image, record

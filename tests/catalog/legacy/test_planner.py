@@ -30,11 +30,9 @@ from catalog.legacy.plan import (
     CatalogRef,
     CatalogState,
     LegacyRef,
-    build_plan,
-    choose_cover,
-    decide_images,
-    skipped_breakdown,
 )
+from catalog.legacy.planner import build_plan, choose_cover, decide_images
+from catalog.legacy.report import skipped_breakdown
 from catalog.legacy.rows import (
     APPROVED,
     ORPHAN,

@@ -1,5 +1,4 @@
-"""catalog.services' ingest writes (create a record with images, reopen a rejected one),
-catalog.storage's keys and catalog.selectors' lookups."""
+"""catalog.services.ingest_writes: create a record with its images, reopen a rejected one."""
 
 from datetime import timedelta
 
@@ -8,12 +7,13 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from catalog import selectors
 from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.services import (
     NewImage,
     RecordStateError,
     RecordWriteRefused,
+    RunwayContent,
+    StreetSnapContent,
     runway_create,
     runway_reopen,
     street_snap_create,
@@ -21,7 +21,6 @@ from catalog.services import (
 )
 from catalog.storage import image_key
 from tests.factories import (
-    BrandAliasFactory,
     BrandFactory,
     RunwayFactory,
     RunwayImageFactory,
@@ -29,8 +28,6 @@ from tests.factories import (
 )
 
 pytestmark = pytest.mark.django_db
-
-SHA1 = "0123456789abcdef0123456789abcdef01234567"
 
 
 def new_image(n: int, **fields) -> NewImage:
@@ -61,12 +58,11 @@ def runway_fields(brand, images, **overrides):
         "description": "",
         "source": "vogue",
         "source_url": "https://example.com/shows/acme-fw24",
-        "images": images,
         "ingest_job_id": 7,
         "content_checksum": "c" * 64,
     }
     fields.update(overrides)
-    return fields
+    return {"content": RunwayContent(**fields), "images": images}
 
 
 def street_fields(images, **overrides):
@@ -78,12 +74,11 @@ def street_fields(images, **overrides):
         "description": "",
         "source": "theimpression",
         "source_url": "https://example.com/street/cph",
-        "images": images,
         "ingest_job_id": 8,
         "content_checksum": "d" * 64,
     }
     fields.update(overrides)
-    return fields
+    return {"content": StreetSnapContent(**fields), "images": images}
 
 
 # --- Create --------------------------------------------------------------------------------------
@@ -227,51 +222,6 @@ def test_a_reopen_onto_a_taken_key_raises_the_integrity_error_to_the_pipeline(ta
     rejected.refresh_from_db()
     assert (rejected.status, rejected.version) == ("rejected", 3)
     assert not rejected.images.exists()
-
-
-# --- Storage keys ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("mime_type", "extension"),
-    [("image/jpeg", "jpg"), ("image/png", "png"), ("image/webp", "webp"), ("image/gif", "gif")],
-)
-def test_the_key_is_content_addressed(mime_type, extension):
-    assert image_key(sha1=SHA1, mime_type=mime_type) == f"images/01/{SHA1}.{extension}"
-
-
-@pytest.mark.parametrize(
-    ("sha1", "mime_type"),
-    [("../../etc/passwd", "image/jpeg"), (SHA1.upper(), "image/jpeg"), (SHA1, "text/html")],
-)
-def test_a_key_is_only_made_of_a_sha1_and_a_known_type(sha1, mime_type):
-    with pytest.raises(ValueError):
-        image_key(sha1=sha1, mime_type=mime_type)
-
-
-# --- Brand resolution -----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("sent", ["maison-x", "MAISON-X", "Maison X", "  maison   x ", "MX", "mx"])
-def test_a_brand_resolves_by_slug_or_alias(sent):
-    brand = BrandFactory(name="Maison X", slug="maison-x")
-    BrandAliasFactory(brand=brand, alias="Mx")
-
-    assert selectors.brand_resolve(name=sent) == brand
-
-
-@pytest.mark.parametrize("sent", ["", "   ", "Maison Y", "maison"])
-def test_an_unknown_brand_resolves_to_none(sent):
-    BrandFactory(name="Maison X", slug="maison-x")
-
-    assert selectors.brand_resolve(name=sent) is None
-
-
-def test_the_brand_lookup_is_two_queries_at_most(django_assert_max_num_queries):
-    BrandAliasFactory(alias="Known Alias")
-
-    with django_assert_max_num_queries(2):
-        assert selectors.brand_resolve(name="known alias") is not None
 
 
 @pytest.mark.parametrize("kind", ["runway", "street"])

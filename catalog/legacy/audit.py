@@ -1,10 +1,13 @@
-"""Checks on the written state, run inside the import's transaction before it commits.
+"""The legacy import's audit: the checks that stop a run or roll it back.
 
-They read the database, not the plan: what the writer really inserted is joined through the
-legacy id map to the catalog rows, so a lost row, a wrong status, a dangling reference or a bad
-cover fails the run (and rolls it back) instead of surfacing later. Foreign keys alone would not
-do: on PostgreSQL Django makes them DEFERRABLE INITIALLY DEFERRED, so a dangling id would only
-fail the commit, with no account of what went wrong.
+The checks on the plan (`plan_checks`, pure) run before anything is written: every legacy row
+is accounted for, and nothing the plan holds would break the catalog. The database checks
+(`database_checks`) run inside the import's transaction before it commits. They read the
+database, not the plan: what the writer really inserted is joined through the legacy id map to
+the catalog rows, so a lost row, a wrong status, a dangling reference or a bad cover fails the
+run (and rolls it back) instead of surfacing later. Foreign keys alone would not do: on
+PostgreSQL Django makes them DEFERRABLE INITIALLY DEFERRED, so a dangling id would only fail
+the commit, with no account of what went wrong.
 
 `floor` is the highest legacy_id_map id before this run: the rows above it are this run's.
 """
@@ -31,17 +34,18 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from catalog.legacy.keys import catalog_runway_key, catalog_street_key
 from catalog.legacy.plan import (
     CREATED,
+    EARLIER,
     IMPORTED,
     INSERTED,
     MATCHED,
     SKIPPED,
     SUPERSEDED,
     Check,
-    Plan,
-    catalog_runway_key,
-    catalog_street_key,
+    Entry,
+    ImportPlan,
 )
 from catalog.legacy.rows import (
     BRANDS,
@@ -62,6 +66,78 @@ from catalog.models import (
     StreetSnap,
     StreetSnapImage,
 )
+
+# --- Checks on the plan ------------------------------------------------------------------
+
+
+def plan_checks(plan: ImportPlan) -> list[Check]:
+    def unbalanced(tables: Iterable[str]) -> list[str]:
+        wanted = set(tables)
+        return [
+            f"{table} {status}: {t.legacy} legacy rows, {t.accounted} accounted for"
+            for (table, status), t in sorted(plan.tallies.items())
+            if table in wanted and not t.balanced
+        ]
+
+    brands = plan.brand_tally
+    brand_sum = brands[EARLIER] + brands[CREATED] + brands[MATCHED]
+    records = unbalanced(TABLE_BY_NAME)
+    images = unbalanced(TABLE_BY_IMAGE_TABLE)
+    return [
+        Check(
+            "brands: legacy rows = earlier runs + created + matched",
+            brands["legacy"] == brand_sum,
+            "" if brands["legacy"] == brand_sum else f"{brands['legacy']} != {brand_sum}",
+        ),
+        Check(
+            "records: legacy rows = earlier runs + imported + superseded + skipped, "
+            "per kind and status",
+            not records,
+            "; ".join(records),
+        ),
+        Check(
+            "images: legacy rows = earlier runs + imported + superseded + skipped, "
+            "per kind and status",
+            not images,
+            "; ".join(images),
+        ),
+        Check(
+            "every approved draft has a published counterpart",
+            not plan.unmatched_approved,
+            _first(plan.unmatched_approved),
+        ),
+        Check(
+            "every row fits the catalog's columns",
+            not plan.invalid,
+            _first(plan.invalid),
+        ),
+        Check(
+            "brand slugs fit the catalog once lower-cased",
+            not plan.brand_conflicts,
+            _first(plan.brand_conflicts),
+        ),
+        Check(
+            "no legacy published row is held back by an unpublished catalog record",
+            not plan.held_by_unpublished,
+            _first(plan.held_by_unpublished),
+        ),
+        Check(
+            "no dangling parent or dup_of, no detail of a detail (in the plan)",
+            not plan.problems,
+            "; ".join(plan.problems[:5]),
+        ),
+    ]
+
+
+def _first(entries: list[Entry]) -> str:
+    if not entries:
+        return ""
+    shown = ", ".join(f"{e.table} #{e.id}" for e in entries[:5])
+    more = f" and {len(entries) - 5} more" if len(entries) > 5 else ""
+    return f"{len(entries)}: {shown}{more}"
+
+
+# --- Checks on the written rows -----------------------------------------------------------
 
 RECORDS = {RUNWAY: Runway, STREET: StreetSnap}
 IMAGES = {RUNWAY: RunwayImage, STREET: StreetSnapImage}
@@ -96,7 +172,9 @@ DATABASE_CHECKS = (
 )
 
 
-def database_checks(plan: Plan, floor: int, writer_problems: Iterable[str] = ()) -> list[Check]:
+def database_checks(
+    plan: ImportPlan, floor: int, writer_problems: Iterable[str] = ()
+) -> list[Check]:
     problems = list(writer_problems)
     _analyze()
     return [
@@ -131,7 +209,7 @@ def _this_run(tables: Iterable[str], floor: int, outcomes: Iterable[str] = INSER
     )
 
 
-def _brands_check(plan: Plan, floor: int) -> Check:
+def _brands_check(plan: ImportPlan, floor: int) -> Check:
     expected = plan.brand_tally[CREATED] + plan.brand_tally[MATCHED]
     found = (
         _this_run([BRANDS], floor, outcomes=[CREATED, MATCHED])
@@ -166,7 +244,7 @@ def _inserted_by_status(table: str, floor: int, images: bool) -> Counter:
     return found
 
 
-def _conservation_check(plan: Plan, floor: int, images: bool) -> Check:
+def _conservation_check(plan: ImportPlan, floor: int, images: bool) -> Check:
     failures = []
     for table in (t.image_table if images else t.name for t in TABLES):
         found = _inserted_by_status(table, floor, images)
@@ -280,7 +358,7 @@ def _covers_check(floor: int) -> Check:
     )
 
 
-def _approved_check(plan: Plan, floor: int) -> Check:
+def _approved_check(plan: ImportPlan, floor: int) -> Check:
     """Each approved draft maps to a published record of its own entity key (live, or
     soft-deleted: the show, taken down since).
 

@@ -1,0 +1,69 @@
+"""Writes to the catalog, by concern:
+
+- `records`: the record lock and save every write to an existing record goes through, the
+  refusals, and who may curate;
+- `curation`: the editors' field edits and image operations;
+- `ingest_writes`: the ingest pipeline's create and reopen, with their content types.
+
+Callers import from here; the modules say where each write lives.
+"""
+
+from catalog.services.curation import (
+    image_soft_delete,
+    record_set_cover,
+    record_update,
+    street_image_attach,
+    street_image_attach_to_previous,
+    street_image_detach,
+    street_images_attach,
+)
+from catalog.services.ingest_writes import (
+    NewImage,
+    RunwayContent,
+    StreetSnapContent,
+    runway_create,
+    runway_reopen,
+    street_snap_create,
+    street_snap_reopen,
+)
+from catalog.services.records import (
+    EDITABLE_FIELDS,
+    ENTITY_KEY_TAKEN,
+    IMAGE_MODEL,
+    RecordStateError,
+    RecordWriteRefused,
+    StaleRecord,
+    permission_name,
+    record_apply_edits,
+    record_check_may_curate,
+    record_lock,
+    record_save,
+)
+
+__all__ = [
+    "EDITABLE_FIELDS",
+    "ENTITY_KEY_TAKEN",
+    "IMAGE_MODEL",
+    "NewImage",
+    "RecordStateError",
+    "RecordWriteRefused",
+    "RunwayContent",
+    "StaleRecord",
+    "StreetSnapContent",
+    "image_soft_delete",
+    "permission_name",
+    "record_apply_edits",
+    "record_check_may_curate",
+    "record_lock",
+    "record_save",
+    "record_set_cover",
+    "record_update",
+    "runway_create",
+    "runway_reopen",
+    "street_image_attach",
+    "street_image_attach_to_previous",
+    "street_image_detach",
+    "street_images_attach",
+    "street_snap_create",
+    "street_snap_reopen",
+]

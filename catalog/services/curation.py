@@ -1,0 +1,256 @@
+"""The editors' curation: field edits, the cover, deleting and grouping images.
+
+Each service takes the editor (`actor`) and checks, under the record lock, that they may make
+the change (`record_check_may_curate`): a published album is on the public site, so changing it
+needs the permission to publish, like approving and unpublishing do. Review transitions
+(review.services) wrap these with their history rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from catalog.models import (
+    Record,
+    RecordImage,
+    Runway,
+    RunwayImage,
+    StreetSnap,
+    StreetSnapImage,
+)
+from catalog.services.records import (
+    RecordWriteRefused,
+    first_main_image,
+    record_apply_edits,
+    record_check_may_curate,
+    record_lock,
+    record_save,
+)
+
+
+def _lock_to_curate[R: Record](
+    record: R, actor: AbstractBaseUser, expected_version: int | None, *, images: bool = True
+) -> R:
+    locked = record_lock(record=record, expected_version=expected_version)
+    record_check_may_curate(record=locked, actor=actor, images=images)
+    return locked
+
+
+# --- Images of a locked record -----------------------------------------------------------------
+
+
+def _record_of(image: RecordImage) -> Record:
+    # Only the id is needed: record_lock re-reads the row under the lock.
+    if isinstance(image, RunwayImage):
+        return Runway(pk=image.runway_id)
+    return StreetSnap(pk=image.street_snap_id)
+
+
+def _images_of(record: Record, image_ids: Sequence[int]) -> list[Any]:
+    """The current rows of live images of `record`, in the order of `image_ids` (one query;
+    the record is locked, so its images hold still)."""
+    found = {image.pk: image for image in record.images.filter(pk__in=image_ids)}
+    for image_id in image_ids:
+        if image_id not in found:
+            raise RecordWriteRefused(f"Image {image_id} is not an image of “{record}”.")
+        if found[image_id].deleted_at is not None:
+            raise RecordWriteRefused(f"Image {image_id} has been deleted.")
+    return [found[image_id] for image_id in image_ids]
+
+
+def _image_of(record: Record, image_id: int) -> Any:
+    return _images_of(record, [image_id])[0]
+
+
+def _repair_cover(record: Record) -> None:
+    """Cover is null or a live image of the record: if it no longer is, move it to the first
+    live main image or clear it. Call under the record lock."""
+    if record.cover_id is not None and record.images.live().filter(pk=record.cover_id).exists():
+        return
+    record.cover = first_main_image(record)
+
+
+# --- Curation: the editors' field edits and image operations ----------------------------------
+
+
+@transaction.atomic
+def record_update(
+    *,
+    record: Record,
+    actor: AbstractBaseUser,
+    changes: dict[str, Any],
+    expected_version: int | None = None,
+) -> tuple[Record, dict[str, list[str]]]:
+    """An editor's field edits, without a status change. Returns the record and the diff.
+
+    (The admin calls it through review.services.record_edit, which adds a history row to
+    the edits of a published album.)"""
+    locked = _lock_to_curate(record, actor, expected_version, images=False)
+    diff = record_apply_edits(record=locked, changes=changes)
+    if diff:
+        record_save(record=locked, fields=list(diff))
+    return locked, diff
+
+
+@transaction.atomic
+def image_soft_delete(
+    *, image: RecordImage, actor: AbstractBaseUser, expected_version: int | None = None
+) -> Record:
+    """Soft-delete an image; repair the cover and image_count.
+
+    Deleting a street main image that has details keeps its group together: its first live
+    detail (by sort_order) becomes the main image and the other details move under it, so
+    no live detail is left under a deleted parent.
+
+    The last live image of a published album is refused, whoever asks: the site would show
+    an album with no pictures and no cover. The album is unpublished first.
+    """
+    record = _lock_to_curate(_record_of(image), actor, expected_version)
+    image = _image_of(record, image.pk)
+    if (
+        record.status == Record.Status.PUBLISHED
+        and not record.images.live().exclude(pk=image.pk).exists()
+    ):
+        raise RecordWriteRefused(
+            f"Image {image.pk} is the last image of “{record}”, which is published: a "
+            "published album keeps at least one image. Nothing was deleted. To remove this "
+            "image, unpublish the album first (Unpublish… on its page), then delete the image."
+        )
+    image.deleted_at = timezone.now()
+    image.save(update_fields=["deleted_at"])
+    if isinstance(image, StreetSnapImage) and not image.is_detail:
+        details = list(record.images.live().filter(parent=image).order_by("sort_order", "pk"))
+        if details:
+            new_main, *others = details
+            StreetSnapImage.objects.filter(pk=new_main.pk).update(parent=None, is_detail=False)
+            StreetSnapImage.objects.filter(pk__in=[d.pk for d in others]).update(parent=new_main)
+    record.image_count = record.images.live().count()
+    _repair_cover(record)
+    return record_save(record=record, fields=["image_count", "cover"])
+
+
+@transaction.atomic
+def record_set_cover(
+    *,
+    record: Record,
+    image: RecordImage,
+    actor: AbstractBaseUser,
+    expected_version: int | None = None,
+) -> Record:
+    """Make a live image of the record its cover."""
+    record = _lock_to_curate(record, actor, expected_version)
+    image = _image_of(record, image.pk)
+    if record.cover_id == image.pk:
+        raise RecordWriteRefused(f"Image {image.pk} is already the cover.")
+    record.cover = image
+    return record_save(record=record, fields=["cover"])
+
+
+def _attach(
+    record: StreetSnap, images: Sequence[StreetSnapImage], main: StreetSnapImage
+) -> StreetSnap:
+    """Make `images` details of `main`, all at once (current rows of the locked record).
+
+    A main image among `images` that has details of its own takes them along: the groups
+    merge, so there is never a detail of a detail. An image that is already under `main`
+    (before, or once the groups merge: a detail selected together with its own main image)
+    is left as it is; only a selection that would change nothing at all is refused.
+    """
+    if any(image.pk == main.pk for image in images):
+        raise RecordWriteRefused(
+            f"Image {main.pk} cannot be a detail of itself: it is the main image chosen."
+        )
+    if main.is_detail:
+        raise RecordWriteRefused(
+            f"Image {main.pk} is itself a detail of image {main.parent_id}: choose a main image."
+        )
+    moving = [image.pk for image in images if image.parent_id != main.pk]
+    if not moving:
+        listed = ", ".join(str(image.pk) for image in images)
+        verb = "is already a detail" if len(images) == 1 else "are already details"
+        noun = "Image" if len(images) == 1 else "Images"
+        raise RecordWriteRefused(f"{noun} {listed} {verb} of image {main.pk}.")
+    # The details of moving main images go first, so no statement leaves a detail under a
+    # detail. Deleted details move too: no row at all points at a detail.
+    record.images.filter(parent__in=moving).update(parent=main)
+    StreetSnapImage.objects.filter(pk__in=moving).update(parent=main, is_detail=True)
+    return record_save(record=record, fields=[])
+
+
+@transaction.atomic
+def street_image_attach(
+    *,
+    image: StreetSnapImage,
+    main: StreetSnapImage,
+    actor: AbstractBaseUser,
+    expected_version: int | None = None,
+) -> StreetSnap:
+    """Attach a street image as a detail of a chosen main image of the same album."""
+    record = _lock_to_curate(_record_of(image), actor, expected_version)
+    image = _image_of(record, image.pk)
+    main = _image_of(record, main.pk)
+    return _attach(record, [image], main)
+
+
+@transaction.atomic
+def street_images_attach(
+    *,
+    images: Sequence[StreetSnapImage],
+    main: StreetSnapImage,
+    actor: AbstractBaseUser,
+    expected_version: int | None = None,
+) -> StreetSnap:
+    """Attach a selection of street images as details of a chosen main image of the same
+    album, under one lock, as one change.
+
+    The selection may hold a main image together with its own details (the natural way to
+    move a group): they all end up under `main`. Refused, with nothing changed: an empty
+    selection, `main` among the selection, `main` a detail, an image of another album or a
+    deleted one, and a selection already entirely under `main`.
+    """
+    image_ids = list(dict.fromkeys(image.pk for image in images))
+    if not image_ids:
+        raise RecordWriteRefused("Select the images to attach first.")
+    record = _lock_to_curate(_record_of(main), actor, expected_version)
+    main = _image_of(record, main.pk)
+    return _attach(record, _images_of(record, image_ids), main)
+
+
+@transaction.atomic
+def street_image_attach_to_previous(
+    *, image: StreetSnapImage, actor: AbstractBaseUser, expected_version: int | None = None
+) -> StreetSnap:
+    """Attach a street image as a detail of the nearest live main image before it (by
+    sort_order, then id): the usual case of a detail shot crawled right after its look."""
+    record = _lock_to_curate(_record_of(image), actor, expected_version)
+    image = _image_of(record, image.pk)
+    before = Q(sort_order__lt=image.sort_order) | Q(sort_order=image.sort_order, pk__lt=image.pk)
+    previous = (
+        record.images.live()
+        .filter(before, is_detail=False)
+        .exclude(pk=image.pk)
+        .order_by("-sort_order", "-pk")
+        .first()
+    )
+    if previous is None:
+        raise RecordWriteRefused(f"There is no main image before image {image.pk}.")
+    return _attach(record, [image], previous)
+
+
+@transaction.atomic
+def street_image_detach(
+    *, image: StreetSnapImage, actor: AbstractBaseUser, expected_version: int | None = None
+) -> StreetSnap:
+    """Make a detail a main image again (its own group, in its place in the order)."""
+    record = _lock_to_curate(_record_of(image), actor, expected_version)
+    image = _image_of(record, image.pk)
+    if not image.is_detail:
+        raise RecordWriteRefused(f"Image {image.pk} is already a main image.")
+    StreetSnapImage.objects.filter(pk=image.pk).update(parent=None, is_detail=False)
+    return record_save(record=record, fields=[])
