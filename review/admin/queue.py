@@ -43,6 +43,13 @@ class QueueAdmin(RecordListAdmin):
     def queue_tab(self, request) -> str:
         return status_tab(self.queue_filters(request).get("status"))
 
+    def queue_is_narrowed(self, request) -> bool:
+        """Whether the editor's list is a part of its tab: filtered or searched (its other
+        keys only sort it, page it or show facets)."""
+        return any(
+            key not in {"status", "o", "p", "_facets"} for key in self.queue_filters(request)
+        )
+
     def queue_label(self, request) -> str:
         """What the albums of the editor's list are, for "3 of 41 pending in this queue"."""
         tab = self.queue_tab(request)
@@ -100,9 +107,16 @@ class QueueAdmin(RecordListAdmin):
                 "Every other album of this queue is open by another editor.",
                 messages.INFO,
             )
-        elif self.queue_tab(request) == Status.PENDING:
-            self.message_user(request, "The pending queue is empty.", messages.INFO)
-        else:
+        elif obj.pk not in now and self.queue_tab(request) == Status.PENDING:
+            # Decided, and nothing of the editor's list is left: the whole pending queue
+            # only when the list was not narrowed down (other brands may still wait).
+            if self.queue_is_narrowed(request):
+                self.message_user(
+                    request, "This queue is done: no pending album is left in it.", messages.INFO
+                )
+            else:
+                self.message_user(request, "The pending queue is empty.", messages.INFO)
+        else:  # a skip of the last album (still in the list), or a list of decided ones
             self.message_user(request, "No other album in this queue.", messages.INFO)
         return HttpResponseRedirect(self.with_changelist_filters(request))
 

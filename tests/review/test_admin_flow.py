@@ -67,6 +67,11 @@ def acme_queue():
     return acme, [show for show in shows if show.brand == acme]
 
 
+def messages_after(client, response) -> list[str]:
+    """The messages the page a redirect leads to shows."""
+    return [str(message) for message in client.get(response.url).context["messages"]]
+
+
 def approve(client, record, filters: dict):
     page = client.get(in_queue(url(record, "change", record.pk), **filters))
     return client.post(
@@ -147,6 +152,35 @@ class TestTheQueueTheEditorCameFrom:
         response = approve(anna, shows[-1], filters)
 
         assert response.url == f"{url(Runway, 'changelist')}?{urlencode(filters)}"
+
+    def test_deciding_the_last_album_of_a_filtered_queue_says_that_queue_is_done(
+        self, anna, acme_queue
+    ):
+        acme, shows = acme_queue
+        filters = {"status": "pending", "brand__id__exact": acme.pk}
+        for show in shows[:-1]:
+            Runway.objects.filter(pk=show.pk).update(status="published")
+
+        response = approve(anna, shows[-1], filters)
+
+        # the brand's queue is done; the other brand's albums still wait in the pending one
+        assert messages_after(anna, response) == [
+            f"Approved and published “{shows[-1]}”.",
+            "This queue is done: no pending album is left in it.",
+        ]
+
+    @pytest.mark.parametrize("filtered", [True, False], ids=["filtered", "unfiltered"])
+    def test_skipping_the_last_album_says_there_is_no_other_not_that_it_is_empty(
+        self, anna, filtered
+    ):
+        show = make_runway(images=1, brand=BrandFactory(name="Acme"))
+        filters = {"status": "pending", **({"brand__id__exact": show.brand_id} if filtered else {})}
+
+        response = anna.post(in_queue(url(show, "skip", show.pk), **filters))
+
+        # the album is still pending in that queue: skipping decides nothing
+        assert response.url == f"{url(Runway, 'changelist')}?{urlencode(filters)}"
+        assert messages_after(anna, response) == ["No other album in this queue."]
 
 
 class TestARefusalKeepsTheQueue:
