@@ -8,6 +8,8 @@ from django.contrib import messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count, F, Max, QuerySet, Window
+from django.db.models.functions import RowNumber
 from django.http import HttpResponse, HttpResponseRedirect, JsonResponse, QueryDict
 from django.urls import reverse
 
@@ -28,8 +30,8 @@ class QueueAdmin(RecordListAdmin):
     def queue_filters(self, request) -> QueryDict:
         return QueryDict(request.GET.get("_changelist_filters", ""))
 
-    def queue(self, request) -> list[int]:
-        """The ids of the albums of the editor's list, in its order (one query)."""
+    def queue_queryset(self, request) -> QuerySet:
+        """The albums of the editor's list, in its order (not read yet)."""
         fake = copy.copy(request)
         fake.GET = self.queue_filters(request)
         fake.review_queue = True
@@ -38,7 +40,28 @@ class QueueAdmin(RecordListAdmin):
         except IncorrectLookupParameters:  # a hand-edited query: the plain pending queue
             fake.GET = QueryDict()
             changelist = self.get_changelist_instance(fake)
-        return list(changelist.queryset.values_list("pk", flat=True))
+        return changelist.queryset
+
+    def queue(self, request) -> list[int]:
+        """The ids of the albums of the editor's list, in its order (one query): what a
+        decision needs to find the next album (next_in_queue)."""
+        return list(self.queue_queryset(request).values_list("pk", flat=True))
+
+    def queue_place(self, request, obj: Record) -> tuple[int | None, int]:
+        """Where `obj` stands in the editor's list (None: not in it) and how many albums the
+        list has, for "3 of 41": one row read, however long the list."""
+        queryset = self.queue_queryset(request)
+        ranked = queryset.annotate(
+            queue_position=Window(RowNumber(), order_by=list(queryset.query.order_by)),
+            queue_total=Window(Count("pk")),
+            # The row's own id as a window value: a filter on it applies after the window
+            # functions (QUALIFY), so the position and total are those of the whole list.
+            queue_album=Window(Max("pk"), partition_by=[F("pk")]),
+        )
+        place = ranked.filter(queue_album=obj.pk).values_list("queue_position", "queue_total")
+        for position, total in place:
+            return position, total
+        return None, queryset.count()
 
     def queue_tab(self, request) -> str:
         return status_tab(self.queue_filters(request).get("status"))

@@ -108,7 +108,7 @@ class RecordPageAdmin(CurationAdmin):
         pending = obj.status == Status.PENDING
         history = record_review_history(record=obj)
         last = history[-1] if history else None
-        queue = self.queue(request)
+        position, total = self.queue_place(request, obj)
         holder = ""
         # Only an editor who may act on the album holds it; a view-only reader never does.
         may_act = self.has_change_permission(request, obj)
@@ -118,8 +118,8 @@ class RecordPageAdmin(CurationAdmin):
         return {
             **self.grid_context(request, obj),
             "token": token,
-            "queue_position": queue.index(obj.pk) + 1 if obj.pk in queue else None,
-            "queue_total": len(queue),
+            "queue_position": position,
+            "queue_total": total,
             "queue_label": self.queue_label(request),
             "queue_url": self.with_changelist_filters(request),
             "open_by": holder,

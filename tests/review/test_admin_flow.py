@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -16,7 +17,7 @@ from catalog.models import Runway, RunwayImage
 from catalog.services import record_update
 from review.models import ReviewClaim
 from review.services import record_approve
-from tests.factories import BrandFactory
+from tests.factories import BrandFactory, RunwayFactory
 from tests.review.support import (
     FormReader,
     editors_group,
@@ -181,6 +182,34 @@ class TestTheQueueTheEditorCameFrom:
         # the album is still pending in that queue: skipping decides nothing
         assert response.url == f"{url(Runway, 'changelist')}?{urlencode(filters)}"
         assert messages_after(anna, response) == ["No other album in this queue."]
+
+    @pytest.mark.postgres  # SQLite does not count the rows a SELECT returned
+    @pytest.mark.parametrize("filtered", [False, True], ids=["pending", "brand"])
+    def test_the_page_reads_its_place_in_the_queue_not_the_whole_queue(self, anna, filtered):
+        # Given a pending queue of 30 albums, 20 of one brand and 10 of another
+        acme, other = BrandFactory(name="Acme"), BrandFactory(name="Other")
+        shows = [RunwayFactory(brand=acme if n % 3 else other) for n in range(30)]
+        acme_shows = [show for show in shows if show.brand_id == acme.pk]
+        filters = {"status": "pending", **({"brand__id__exact": acme.pk} if filtered else {})}
+        show, place = (acme_shows[9], "10 of 20") if filtered else (shows[9], "10 of 30")
+
+        # When an editor opens one of them
+        rows: list[int] = []
+        table = f"FROM {connection.ops.quote_name(Runway._meta.db_table)}"
+
+        def count_rows(execute, sql, params, many, context):
+            result = execute(sql, params, many, context)
+            if table in sql:
+                rows.append(context["cursor"].rowcount)
+            return result
+
+        with connection.execute_wrapper(count_rows):
+            html = anna.get(in_queue(url(show, "change", show.pk), **filters)).content.decode()
+
+        # Then the page says where it stands, having read no list of albums to say it (the
+        # most rows any query of the album table read: the list's brand filter, two brands)
+        assert f"{place} pending in" in html
+        assert rows and max(rows) <= 2
 
 
 class TestARefusalKeepsTheQueue:
