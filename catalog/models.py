@@ -5,12 +5,17 @@ are no draft tables. The public side never reads these tables: it reads the `pub
 that `publicapi` creates over them.
 """
 
+from typing import TYPE_CHECKING
+
 from django.core.files.storage import default_storage
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Lower
 
 from catalog.keys import fold_title, fold_whitespace
+
+if TYPE_CHECKING:
+    from django.db.models.fields.related_descriptors import RelatedManager
 
 # The rendition width the admin shows as a thumbnail (catalog.renditions.WIDTHS has them all).
 THUMBNAIL_WIDTH = 400
@@ -121,6 +126,13 @@ class Record(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = RecordQuerySet.as_manager()
+
+    if TYPE_CHECKING:
+        # Each kind declares these with its own image model (Runway, StreetSnap); named here
+        # so that code written for any record type-checks.
+        images: "RelatedManager[RecordImage]"
+        cover: "RecordImage | None"
+        cover_id: int | None
 
     class Meta:
         abstract = True

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from catalog.models import Runway, StreetSnap
-    from ingest.pipeline import Plan
+    from ingest.planning import Plan
 
 
 class Transient(Exception):

@@ -8,10 +8,11 @@ with exactly one ``ingest job ended`` line: outcome, reason, record, counts, dur
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 logger = logging.getLogger("ingest.jobs")
 
@@ -69,6 +70,7 @@ def _log_end(context: JobContext, outcome: str, total: float, queue_wait: float 
 
     from ingest.models import IngestJob
 
+    row: Mapping[str, Any] | None
     try:
         row = (
             IngestJob.objects.filter(pk=context.ingest_job_id)
@@ -80,8 +82,14 @@ def _log_end(context: JobContext, outcome: str, total: float, queue_wait: float 
         # the line still says how the execution ended.
         row = None
     if row is None:
-        row = {"status": "", "reason": "", "runway_id": None, "street_snap_id": None}
-        row |= {"attempts": None, "report": {}}
+        row = {
+            "status": "",
+            "reason": "",
+            "runway_id": None,
+            "street_snap_id": None,
+            "attempts": None,
+            "report": {},
+        }
     record_id = row["runway_id"] or row["street_snap_id"]
     counts = (row["report"] or {}).get("counts", {})
     durations = {

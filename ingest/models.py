@@ -49,6 +49,11 @@ class IngestJob(models.Model):
     # Set once the job reached the queue; a queued job without it is re-enqueued by reconcile.
     enqueued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # The running execution's lease: an rq work horse renews it every
+    # INGEST_WORKER_HEARTBEAT_SECONDS while it runs the job, so a job whose lease went silent
+    # for 3 of them has lost its execution, whatever Redis remembers (docs/operations.md).
+    # Null for an execution that renews none (the in-process runner).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -114,12 +114,14 @@ class StreetAlbumImageSerializer(StrictSerializer):
 
     url = HttpUrlField(max_length=2048)
     is_detail = serializers.BooleanField(required=False)
-    parent = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+    # DRF's metaclass takes declared fields off the class; the stubs see Field.parent here.
+    parent = serializers.IntegerField(min_value=0, required=False, allow_null=True)  # type: ignore[assignment]
 
 
 class AlbumSerializerBase(StrictSerializer):
     kind = serializers.ChoiceField(choices=IngestJob.Kind.choices)
-    source = serializers.RegexField(
+    # DRF's metaclass takes declared fields off the class; the stubs see Field.source here.
+    source = serializers.RegexField(  # type: ignore[assignment]
         r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
         max_length=32,
         error_messages={"invalid": "A site id: letters, digits, '-', '_' or '.'."},
@@ -134,7 +136,9 @@ class AlbumSerializerBase(StrictSerializer):
     def get_fields(self):
         fields = super().get_fields()
         # Read at validation time so the limit follows the setting (and tests can lower it).
-        fields["images"] = self.image_serializer(
+        # many=True makes a ListSerializer, which takes the lengths; the stubs check the child's
+        # signature.
+        fields["images"] = self.image_serializer(  # type: ignore[call-arg]
             many=True,
             min_length=1,
             max_length=settings.INGEST_MAX_IMAGES,
@@ -212,7 +216,9 @@ class StreetAlbumSerializer(AlbumSerializerBase):
                 errors[position] = {"parent": [error]}
             normalised.append({"url": image["url"], "is_detail": is_detail, "parent": parent})
         if errors:
-            raise serializers.ValidationError({"images": errors})
+            # Keyed by image index, as DRF's own ListSerializer errors are; the stubs allow only
+            # string keys.
+            raise serializers.ValidationError({"images": errors})  # type: ignore[dict-item]
         return normalised
 
 

@@ -9,6 +9,7 @@ finish it, so at most one execution's result is ever committed.
 """
 
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -104,14 +105,24 @@ def ingest_job_enqueue(*, job_id: int) -> bool:
         try:
             # commit_mode="auto": we are already past the commit (on_commit or outside any
             # transaction), and we need to know whether the enqueue reached Redis.
-            get_queue(settings.INGEST_QUEUE, commit_mode="auto").enqueue(
-                run_ingest_job,
-                job_id,
-                job_id=rq_job_id(job_id),
-                retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
-                job_timeout=settings.INGEST_JOB_TIMEOUT,
-                description=f"ingest job {job_id}",
-            )
+            queue = get_queue(settings.INGEST_QUEUE, commit_mode="auto")
+            with queue.connection.pipeline() as pipe:
+                # One transaction: the job's entry still waiting on the queue (two reconciles
+                # at once, a retry racing one) is replaced, not doubled. A second delivery
+                # that still gets through (a worker took the first meanwhile) finds the job
+                # leased, or finished, and does nothing (ingest_job_claim).
+                pipe.multi()
+                pipe.lrem(queue.key, 0, rq_job_id(job_id))
+                queue.enqueue(
+                    run_ingest_job,
+                    job_id,
+                    job_id=rq_job_id(job_id),
+                    retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
+                    job_timeout=settings.INGEST_JOB_TIMEOUT,
+                    description=f"ingest job {job_id}",
+                    pipeline=pipe,
+                )
+                pipe.execute()
         except RedisError:
             logger.warning("ingest job %s: Redis unavailable; reconcile will enqueue it", job_id)
             return False
@@ -168,7 +179,7 @@ def renditions_enqueue(*, kind: str, record_id: int) -> bool:
 
 def _mark_enqueued(job_id: int) -> None:
     # The job is on its way whether or not this is recorded: a row without enqueued_at only
-    # makes reconcile enqueue it once more later (the same rq id: replaced, not doubled).
+    # makes reconcile enqueue it once more later (its waiting entry replaced, not doubled).
     try:
         IngestJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
     except DatabaseError:
@@ -195,27 +206,36 @@ class Superseded(Exception):
     """This execution no longer owns the job (it was reclaimed or claimed again)."""
 
 
-def ingest_job_claim(*, job_id: int) -> Claim | None:
+def ingest_job_claim(*, job_id: int, lease: bool = False) -> Claim | None:
     """Mark the job running and count the attempt; ``None`` when there is nothing to do.
 
+    ``lease``: this execution renews the job's lease while it runs (``ingest_job_renew``;
+    rq's work horses do, the in-process runner does not).
+
     A finished job is a no-op: rq may deliver a job twice (a retry racing a reconcile), and a
-    job is idempotent. A job found running is taken over: only a dead or superseded execution
-    leaves it so (an rq retry after its worker died, or after it raised with the database
-    gone); the old execution, if it still breathes, loses the fence at its next write. That
-    counts as a lost execution: a job that keeps killing its worker (a native crash, the OOM
-    killer) ends ``failed``/``worker_died`` instead of being run forever.
+    job is idempotent. So is a job running under a live lease: another execution has it. A job
+    found running without one is taken over: only a dead or superseded execution leaves it so
+    (an rq retry after its worker died, or after it raised with the database gone); the old
+    execution, if it still breathes, loses the fence at its next write. That counts as a lost
+    execution: a job that keeps killing its worker (a native crash, the OOM killer) ends
+    ``failed``/``worker_died`` instead of being run forever.
     """
+    now = timezone.now()
     with transaction.atomic():
         job = IngestJob.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.status in FINISHED:
             return None
         if job.status == IngestJob.Status.RUNNING:
+            if _lease_alive(job, now=now):
+                logger.info("ingest job %s: already running under a live lease", job_id)
+                return None
             job.lost_executions += 1
             if _lost_too_often(job, since=job.started_at):
                 return None
         job.status = IngestJob.Status.RUNNING
         job.attempts += 1
-        job.started_at = timezone.now()
+        job.started_at = now
+        job.heartbeat_at = now if lease else None
         job.finished_at = None
         job.save(
             update_fields=[
@@ -223,6 +243,7 @@ def ingest_job_claim(*, job_id: int) -> Claim | None:
                 "attempts",
                 "lost_executions",
                 "started_at",
+                "heartbeat_at",
                 "finished_at",
                 "updated_at",
             ]
@@ -235,6 +256,34 @@ def ingest_job_claim(*, job_id: int) -> Claim | None:
         payload_checksum=job.payload_checksum,
         downloaded=job.downloaded or {},
     )
+
+
+def ingest_job_renew(*, claim: Claim) -> bool:
+    """Renew the lease of a claimed job; False once this execution no longer owns it."""
+    owned = IngestJob.objects.filter(
+        pk=claim.job_id, status=IngestJob.Status.RUNNING, attempts=claim.attempt
+    )
+    return owned.update(heartbeat_at=timezone.now()) == 1
+
+
+def ingest_job_lease_end(*, job_id: int) -> bool:
+    """End the lease of a running job whose execution is known dead (its worker saw the work
+    horse killed), so that rq's retry takes it over at once instead of waiting for the lease
+    to go silent. True if there was one to end."""
+    expired = _lease_silent_since(timezone.now()) - timedelta(seconds=1)
+    running = IngestJob.objects.filter(
+        pk=job_id, status=IngestJob.Status.RUNNING, heartbeat_at__isnull=False
+    )
+    return running.update(heartbeat_at=expired) == 1
+
+
+def _lease_silent_since(now: datetime) -> datetime:
+    # Three missed renewals: one late renewal (a loaded machine, a slow database) is no death.
+    return now - timedelta(seconds=3 * settings.INGEST_WORKER_HEARTBEAT_SECONDS)
+
+
+def _lease_alive(job: IngestJob, *, now: datetime) -> bool:
+    return job.heartbeat_at is not None and job.heartbeat_at >= _lease_silent_since(now)
 
 
 def _lost_too_often(job: IngestJob, *, since: datetime | None) -> bool:
@@ -395,11 +444,14 @@ class ReconcileResult:
 def ingest_jobs_reconcile(*, now: datetime | None = None) -> ReconcileResult:
     """Make sure every accepted job gets run: the durability half of "accepted means durable".
 
-    1. A running job lost its worker when it has run longer than INGEST_STALE_AFTER_SECONDS
-       (far beyond the rq job timeout), or, with Redis, when its rq job is no longer alive:
-       gone, ended, or started on a worker that stopped sending heartbeats (killed). It is
-       marked stale and queued again; the execution counts as lost, and a job that lost
-       INGEST_MAX_LOST_EXECUTIONS of them fails as worker_died instead.
+    1. A running job lost its execution when its lease went silent (no renewal for
+       3 x INGEST_WORKER_HEARTBEAT_SECONDS: the work horse was killed, or its worker with it),
+       or when it has run longer than INGEST_STALE_AFTER_SECONDS (far beyond the rq job
+       timeout; the only judge of an execution that renews no lease). It is marked stale and
+       queued again; the execution counts as lost, and a job that lost
+       INGEST_MAX_LOST_EXECUTIONS of them fails as worker_died instead. The lease lives in the
+       database, so neither a Redis outage nor a Redis that came back empty makes a healthy
+       execution look dead.
     2. A queued or stale job that is not on the queue - it never reached Redis (down at
        accept time), Redis lost it (a restart without persistence), or a worker took it and
        died before the pipeline claimed it - is enqueued again. Jobs younger than
@@ -413,21 +465,11 @@ def ingest_jobs_reconcile(*, now: datetime | None = None) -> ReconcileResult:
 
     running = IngestJob.objects.filter(status=IngestJob.Status.RUNNING)
     timed_out = set(running.filter(started_at__lt=stale_before).values_list("pk", flat=True))
-    abandoned: set[int] = set()
-    if settings.REDIS_URL:
-        recent = running.filter(started_at__lt=grace_before).exclude(pk__in=timed_out)
-        # Redis unreachable: nothing can be judged abandoned (the enqueues below fail too).
-        abandoned = {
-            pk for pk in recent.values_list("pk", flat=True) if not _rq_job_alive(pk, unknown=True)
-        }
-    if timed_out or abandoned:
-        _reclaim(
-            timed_out | abandoned,
-            timed_out,
-            result,
-            stale_before=stale_before,
-            grace_before=grace_before,
-        )
+    silent = set(
+        running.filter(heartbeat_at__lt=_lease_silent_since(now)).values_list("pk", flat=True)
+    )
+    if timed_out or silent:
+        _reclaim(timed_out | silent, timed_out, result, now=now)
 
     waiting = IngestJob.objects.filter(
         status__in=[IngestJob.Status.QUEUED, IngestJob.Status.STALE]
@@ -446,14 +488,8 @@ def ingest_jobs_reconcile(*, now: datetime | None = None) -> ReconcileResult:
     return result
 
 
-def _reclaim(
-    job_ids: set[int],
-    timed_out: set[int],
-    result: ReconcileResult,
-    *,
-    stale_before: datetime,
-    grace_before: datetime,
-) -> None:
+def _reclaim(job_ids: set[int], timed_out: set[int], result: ReconcileResult, *, now) -> None:
+    stale_before = now - timedelta(seconds=settings.INGEST_STALE_AFTER_SECONDS)
     with transaction.atomic():
         # Still running (skip_locked: a job finishing right now holds its row and is no
         # candidate); the attempt's own fence stops its execution if it still breathes.
@@ -461,10 +497,11 @@ def _reclaim(
             pk__in=job_ids, status=IngestJob.Status.RUNNING
         )
         for job in running.order_by("pk"):
-            # Judged before the lock: a job claimed again since (rq's retry, another
-            # reconcile) has a fresh execution, which is alive and not ours to count.
-            cutoff = stale_before if job.pk in timed_out else grace_before
-            if job.started_at is None or job.started_at >= cutoff:
+            # Judged again under the lock: a job claimed again (rq's retry, another
+            # reconcile) or renewed since has a live execution, not ours to count.
+            too_long = job.started_at is not None and job.started_at < stale_before
+            silent = job.heartbeat_at is not None and not _lease_alive(job, now=now)
+            if not (too_long or silent):
                 continue
             job.lost_executions += 1
             if _lost_too_often(job, since=job.started_at):
@@ -472,10 +509,11 @@ def _reclaim(
                 continue
             job.status = IngestJob.Status.STALE
             since = f"{job.started_at:%Y-%m-%d %H:%M:%S} UTC"
-            if job.pk in timed_out:
+            if too_long:
                 why = f"longer than {settings.INGEST_STALE_AFTER_SECONDS}s"
             else:
-                why = "but its worker is gone (no rq job alive)"
+                renewed = f"{job.heartbeat_at:%H:%M:%S} UTC"
+                why = f"but its worker is gone (lease last renewed {renewed})"
             job.error = f"attempt {job.attempts} reclaimed: running since {since}, {why}"
             job.enqueued_at = None
             job.save(
@@ -489,42 +527,41 @@ def _still_on_queue(job_id: int, enqueued_at: datetime, stale_before: datetime) 
         # In-process jobs live in the memory of the process that accepted them; one queued
         # for longer than a job may run has lost that process.
         return enqueued_at >= stale_before
-    return _rq_job_alive(job_id, unknown=False)
-
-
-def _rq_job_alive(job_id: int, *, unknown: bool) -> bool:
-    """Whether the job's rq job will still run or is running: waiting on the queue (or for a
-    retry), or started on a worker that is alive.
-
-    A worker killed outright (SIGKILL, OOM, a lost node) leaves its job STARTED; rq's own
-    cleanup notices only at its next maintenance run (about 10 minutes). Its heartbeats stop
-    at once, though: a started job whose worker's key expired, or whose last heartbeat is older
-    than 3 x INGEST_WORKER_HEARTBEAT_SECONDS (the interval the workers send them at), is dead.
-    ``unknown`` is the answer when Redis cannot be asked.
-    """
     from redis.exceptions import RedisError
 
     try:
-        return _rq_job_alive_in_redis(job_id)
+        return _rq_job_waiting(job_id)
     except RedisError:
         logger.warning("reconcile: Redis unavailable asking about ingest job %s", job_id)
-        return unknown
+        return False  # enqueued again, which fails too while Redis is down
 
 
-def _rq_job_alive_in_redis(job_id: int) -> bool:
+def _rq_job_waiting(job_id: int) -> bool:
+    """Whether the job's rq job will still be run: on the queue, scheduled for a retry, or
+    taken by a worker that is alive.
+
+    rq's status alone does not say so. A worker killed outright (SIGKILL, OOM, a lost node)
+    leaves its job STARTED, and rq's own cleanup notices only at its next maintenance run
+    (about 10 minutes); its heartbeats stop at once, though. And a worker killed between
+    taking a job from the queue and starting it leaves the job QUEUED in rq's intermediate
+    list, where rq looks only every 10 minutes too.
+    """
     from django_rq import get_queue
     from rq.exceptions import NoSuchJobError
     from rq.job import Job, JobStatus
     from rq.worker import Worker
 
-    connection = get_queue(settings.INGEST_QUEUE).connection
+    queue = get_queue(settings.INGEST_QUEUE)
+    connection = queue.connection
     try:
         rq_job = Job.fetch(rq_job_id(job_id), connection=connection)
     except NoSuchJobError:
         return False
     status = rq_job.get_status()
-    if status in {JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED}:
+    if status in {JobStatus.SCHEDULED, JobStatus.DEFERRED}:
         return True
+    if status == JobStatus.QUEUED:
+        return _on_queue(queue, rq_job)
     if status != JobStatus.STARTED:
         return False
     if rq_job.worker_name and not connection.exists(
@@ -538,6 +575,30 @@ def _rq_job_alive_in_redis(job_id: int) -> bool:
         heartbeat = heartbeat.replace(tzinfo=UTC)
     silent = (datetime.now(tz=UTC) - heartbeat).total_seconds()
     return silent <= 3 * settings.INGEST_WORKER_HEARTBEAT_SECONDS
+
+
+def _on_queue(queue, rq_job) -> bool:
+    """A QUEUED rq job is waiting if it is on the queue, or taken by a worker that is starting
+    it: an instant, so one seen taken across 3 heartbeat intervals lost its worker. That one
+    is taken out of rq's intermediate list, so rq's own cleanup does not run it once more."""
+    connection = queue.connection
+    if connection.lpos(queue.key, rq_job.id) is not None:
+        return True
+    taken = queue.intermediate_queue_key
+    if connection.lpos(taken, rq_job.id) is None:
+        return False
+    # Keyed by this enqueue of the job: a later enqueue of the same id starts afresh.
+    enqueued = rq_job.enqueued_at.timestamp() if rq_job.enqueued_at else 0
+    seen_key = f"{queue.key}:reconcile-seen-taken:{rq_job.id}:{enqueued}"
+    now = time.time()
+    if connection.set(seen_key, now, nx=True, ex=3600):
+        return True
+    first_seen = float(connection.get(seen_key) or now)
+    if now - first_seen < 3 * settings.INGEST_WORKER_HEARTBEAT_SECONDS:
+        return True
+    connection.lrem(taken, 0, rq_job.id)
+    connection.delete(seen_key)
+    return False
 
 
 def webhook_ids_purge(*, now: datetime | None = None) -> int:

@@ -31,7 +31,7 @@ def run_ingest_job(job_id: int) -> str:
             queued_at = queued_at.replace(tzinfo=UTC)  # older rq stores naive UTC
         return joblog.job_run(
             job_id,
-            lambda: pipeline.run_job(job_id, final_attempt=final_attempt),
+            lambda: pipeline.run_job(job_id, final_attempt=final_attempt, lease=True),
             rq_job_id=rq_job.id if rq_job is not None else None,
             queue_wait=(datetime.now(UTC) - queued_at).total_seconds() if queued_at else None,
         )

@@ -6,18 +6,26 @@ An outage while a job runs ends the worker, though: the heartbeat it sends while
 work horse raises, and its main loop quits on any such error ("found an unhandled exception,
 quitting"), as does its scheduler process. The job does not need Redis: its database row is
 the truth, the horse finishes it there, and reconcile enqueues whatever Redis lost. So this
-worker keeps watching the horse through the outage, then waits for Redis with backoff,
-registers again if Redis came back empty, restarts its scheduler, and goes on.
+worker keeps watching the horse through the outage (and still kills one that hangs), then
+waits for Redis with backoff, registers again if Redis came back empty, restarts its scheduler,
+and goes on.
+
+When it sees a work horse killed (the OOM killer, a crash), it ends that job's lease
+(ingest.lease), so rq's retry takes the job over at once.
 """
 
 import time
 
 from django.conf import settings
+from django.db import DatabaseError, connections
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq.worker import Worker
 
+from ingest.services import ingest_job_lease_end
+
 REDIS_DOWN = (RedisConnectionError, RedisTimeoutError)
+RUN_INGEST_JOB = "ingest.tasks.run_ingest_job"
 
 
 class IngestWorker(Worker):
@@ -38,12 +46,46 @@ class IngestWorker(Worker):
             )
             self.wait_for_redis()
 
+    def handle_work_horse_killed(self, job, retpid, ret_val, rusage) -> None:
+        super().handle_work_horse_killed(job, retpid, ret_val, rusage)
+        if job.func_name != RUN_INGEST_JOB or not job.args:
+            return
+        # The horse is dead, so its job's lease is too: rq's retry (right after this) may
+        # take the job over now rather than once the lease has gone silent.
+        try:
+            ingest_job_lease_end(job_id=job.args[0])
+        except DatabaseError as exc:
+            self.log.warning("Worker %s: lease of %s not ended: %s", self.name, job.id, exc)
+        finally:
+            # Never let a work horse fork with this process's connection (a test's own
+            # transaction aside).
+            for connection in connections.all(initialized_only=True):
+                if not connection.in_atomic_block:
+                    connection.close()
+
     def maintain_heartbeats(self, job, execution) -> None:
         try:
             super().maintain_heartbeats(job, execution)
         except REDIS_DOWN as exc:
             # Keep watching the horse: it needs no Redis to finish the job.
             self.log.warning("Worker %s: heartbeat failed, Redis unavailable: %s", self.name, exc)
+
+    def heartbeat(self, timeout: int | None = None, pipeline=None) -> None:
+        if pipeline is not None:  # buffered: the pipeline's execute() is where Redis is asked
+            return super().heartbeat(timeout, pipeline=pipeline)
+        try:
+            super().heartbeat(timeout)
+        except REDIS_DOWN as exc:
+            # rq sends these between jobs and right before it kills a hung work horse: an
+            # outage there must neither end this worker nor spare the horse. The loop's next
+            # step waits for Redis (check_for_suspension).
+            self.log.warning("Worker %s: heartbeat failed, Redis unavailable: %s", self.name, exc)
+
+    def run_maintenance_tasks(self) -> None:
+        try:
+            super().run_maintenance_tasks()
+        except REDIS_DOWN:
+            self.wait_for_redis()
 
     def check_for_suspension(self, burst: bool) -> None:
         try:

@@ -83,11 +83,17 @@ class PublicAnonRateThrottle(AnonRateThrottle):
     (bench/public_api.py). A client may so send up to twice the rate across a window's edge.
     """
 
+    # Set by SimpleRateThrottle.__init__ from the rate; the stubs leave them out.
+    num_requests: int
+    duration: int
+
     def get_rate(self) -> str | None:
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+        # The stubs type the rates as numbers (DRF's are "100/min") and the scope as optional
+        # (AnonRateThrottle sets it).
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)  # type: ignore[arg-type,return-value]
 
     @property
-    def cache(self):
+    def cache(self):  # type: ignore[override]  # DRF's class attribute, read-only here
         # The backend itself, not DRF's proxy of it: count_in_window checks for Redis.
         return caches[DEFAULT_CACHE_ALIAS]
 
@@ -120,7 +126,7 @@ def redis_client(cache: RedisCache):
     client = getattr(cache, "_public_throttle_client", None)
     if client is None:
         client = cache._cache.get_client(None, write=True)
-        cache._public_throttle_client = client
+        cache._public_throttle_client = client  # type: ignore[attr-defined]  # our memo
     return client
 
 
@@ -199,7 +205,8 @@ class PublicAPIView(APIView):
         @functools.wraps(view)
         def view_with_cors(request, *args, **kwargs):
             response = view(request, *args, **kwargs)
-            response.add_post_render_callback(lambda sent: set_cors_headers(request, sent))
+            # A DRF Response (a SimpleTemplateResponse); the stubs say HttpResponseBase.
+            response.add_post_render_callback(lambda sent: set_cors_headers(request, sent))  # type: ignore[attr-defined]
             return response
 
         return view_with_cors

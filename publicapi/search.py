@@ -151,12 +151,12 @@ def _aliased_by_rank(queryset, ranks: dict[int, int]):
     by_rank: dict[int, list[int]] = {}
     for pk, rank in ranks.items():
         by_rank.setdefault(rank, []).append(pk)
-    rank = Case(
+    ranked = Case(
         *(When(pk__in=pks, then=Value(r)) for r, pks in by_rank.items()),
         default=Value(0),
         output_field=FloatField(),
     )
-    return queryset.filter(pk__in=list(ranks)).alias(**{RANK: rank})
+    return queryset.filter(pk__in=list(ranks)).alias(**{RANK: ranked})
 
 
 def _brand_names() -> dict[int, set[str]]:

@@ -8,6 +8,7 @@ was the largest share of a list request's time in Python (bench/public_api.py). 
 the same (tests/publicapi/test_serializers.py renders both ways and compares).
 """
 
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from django.core.files.storage import default_storage
@@ -83,11 +84,23 @@ def datetime_text(value) -> str | None:
     return None if value is None else _DATETIME.to_representation(value)
 
 
-class DirectRendering:
+if TYPE_CHECKING:
+    # What the mixin is mixed into, for the type checker only (at run time it is a plain mixin).
+    _Serializer = serializers.Serializer
+else:
+    _Serializer = object
+
+
+class DirectRendering(_Serializer):
     """Mixin: `fast = False` on a class falls back to DRF's field-by-field rendering (the
     bench measures both; the tests compare them)."""
 
     fast = True
+
+    if TYPE_CHECKING:
+
+        @staticmethod
+        def render(instance: Any, request: Any) -> dict: ...
 
     def to_representation(self, instance):
         if not self.fast:
@@ -200,7 +213,8 @@ class RunwayImageSerializer(ImageSerializer):
 
 
 class StreetSnapImageSerializer(ImageSerializer):
-    parent = serializers.IntegerField(
+    # DRF's metaclass takes declared fields off the class; the stubs see Field.parent here.
+    parent = serializers.IntegerField(  # type: ignore[assignment]
         source="parent_id",
         allow_null=True,
         read_only=True,
@@ -433,7 +447,8 @@ class IntegerFacetValueSerializer(FacetValueSerializer):
 
 
 class BrandFacetValueSerializer(TextFacetValueSerializer):
-    label = serializers.CharField(help_text="The brand's name (`value` is its slug).")
+    # DRF's metaclass takes declared fields off the class; the stubs see Field.label here.
+    label = serializers.CharField(help_text="The brand's name (`value` is its slug).")  # type: ignore[assignment]
 
 
 class RunwayFacetCountsSerializer(serializers.Serializer):
@@ -502,7 +517,8 @@ class ErrorSerializer(serializers.Serializer):
     status = serializers.IntegerField(help_text="The HTTP status, repeated.")
     code = serializers.CharField(help_text="e.g. not_found, invalid, throttled.")
     detail = serializers.CharField(help_text="A sentence for humans.")
-    errors = serializers.DictField(
+    # DRF's metaclass takes declared fields off the class; the stubs see Serializer.errors.
+    errors = serializers.DictField(  # type: ignore[assignment]
         child=serializers.ListField(child=serializers.CharField()),
         help_text="For a 400: each invalid query parameter and its messages. Empty otherwise.",
     )

@@ -232,7 +232,7 @@ VIEWS_V4 = {vendor: _views_v4(vendor) for vendor in ("postgresql", "sqlite")}
 
 # The views each publicapi migration leaves behind. After a `migrate` run that dropped the
 # views (publicapi/apps.py), the version of the newest applied migration comes back.
-BY_MIGRATION = {
+BY_MIGRATION: dict[str, list[str] | dict[str, list[str]]] = {
     "0001_public_views": VIEWS_V1,
     "0002_public_views_v2": VIEWS_V2,
     "0003_public_views_v3": VIEWS_V3,

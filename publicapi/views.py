@@ -12,16 +12,19 @@ of 40k runways, 0.5 s instead of 0.2 s with 1M images, 1.9 s instead of 0.1 s wi
 covers query itself takes a millisecond; bench/public_api.py).
 """
 
+from collections.abc import Mapping
+
 from django.conf import settings
-from django.db.models import Prefetch
+from django.db.models import Model, Prefetch
+from django_filters.rest_framework import FilterSet
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import viewsets
+from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import get_object_or_404
 from rest_framework.response import Response
 
-from publicapi.facets import RUNWAY_FACETS, STREET_SNAP_FACETS, facet_counts
+from publicapi.facets import RUNWAY_FACETS, STREET_SNAP_FACETS, Facet, facet_counts
 from publicapi.filters import BrandFilter, RunwayFilter, StreetSnapFilter
 from publicapi.http import PublicAPIView
 from publicapi.models import (
@@ -64,8 +67,10 @@ INDEX_FEATURED_BRANDS = 48
 
 class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
     pagination_class = PublicPagination
-    detail_serializer_class = None
-    image_model = None  # set: a detail is one query (get_object)
+    detail_serializer_class: type[serializers.BaseSerializer] | None = None
+    # Set: a detail is one query (get_object).
+    image_model: type[PublicRunwayImage] | type[PublicStreetSnapImage] | None = None
+    filterset_class: type[FilterSet]  # django-filter reads it (DjangoFilterBackend)
     record_field = ""
 
     def get_serializer_class(self):
@@ -73,7 +78,7 @@ class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
             return self.detail_serializer_class
         return self.serializer_class
 
-    facets = None
+    facets: list[Facet] = []
 
     def filter_queryset(self, queryset):
         # Filters are list parameters; a detail URL names its record whatever the query says.
@@ -100,9 +105,10 @@ class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
                 setattr(image, self.record_field, record)
         else:
             record = get_object_or_404(self.get_queryset(), pk=pk)
-        # What prefetch_related would leave: `record.images.all()` is this list.
+        # What prefetch_related would leave: `record.images.all()` is this list. (QuerySet
+        # internals, which the stubs declare only in part.)
         prefetched = self.image_model.objects.all()
-        prefetched._result_cache, prefetched._prefetch_done = images, True
+        prefetched._result_cache, prefetched._prefetch_done = images, True  # type: ignore[union-attr,assignment]
         record._prefetched_objects_cache = {"images": prefetched}
         # The view's cover_id is already null unless it is a live image of this album.
         record.cover = next((i for i in images if i.pk == record.cover_id), None)
@@ -267,7 +273,7 @@ class SimilarImagesView(PublicAPIView):
         )
         if matches is None:
             raise NotFound()
-        images = {
+        images: dict[str, Mapping[int, Model]] = {
             "runway": PublicRunwayImage.objects.in_bulk(
                 [m.image_id for m in matches if m.kind == "runway"]
             ),

@@ -18,10 +18,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import cast
 
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core import signing
+from django.db.models import Field
 from django.utils import timezone
 
 from catalog.models import Record, Runway
@@ -52,7 +54,7 @@ class Loaded:
 def shown_values(record: Record) -> dict[str, str]:
     values = {}
     for name in EDITABLE_FIELDS[type(record)]:
-        value = str(getattr(record, name) if name != "brand" else record.brand)
+        value = str(getattr(record, name))
         if name in DIGESTED:
             value = hashlib.sha256(value.encode()).hexdigest()[:16]
         values[name] = value
@@ -143,7 +145,8 @@ def describe_changes(record: Record, loaded: Loaded) -> list[str]:
         for name in EDITABLE_FIELDS[type(record)]:
             if before.get(name) == now[name]:
                 continue
-            label = record._meta.get_field(name).verbose_name
+            # EDITABLE_FIELDS names the model's own fields, never a reverse relation.
+            label = cast(Field, record._meta.get_field(name)).verbose_name
             if name in DIGESTED:
                 lines.append(f"{label} changed")
             else:

@@ -1,3 +1,6 @@
+from collections.abc import Callable
+from typing import cast
+
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models.functions import Lower
@@ -9,13 +12,13 @@ from catalog.keys import (
     normalize_collection_type,
     normalize_season_code,
 )
-from catalog.models import YEAR_MAX, YEAR_MIN, BrandAlias, Runway, StreetSnap
+from catalog.models import YEAR_MAX, YEAR_MIN, BrandAlias, Record, Runway, StreetSnap
 from catalog.selectors import runway_by_entity_key, street_snap_by_entity_key
 from catalog.services import ENTITY_KEY_TAKEN
 from review.conflicts import Loaded, OutOfDate, conflict_message, loaded_token, read_loaded
 
 # Each kind's entity-key lookup (catalog.selectors), and the fields of the form it takes.
-ENTITY_KEY_LOOKUP = {
+ENTITY_KEY_LOOKUP: dict[type[Record], tuple[Callable[..., Record | None], tuple[str, ...]]] = {
     Runway: (runway_by_entity_key, ("brand", "season_code", "collection_type")),
     StreetSnap: (street_snap_by_entity_key, ("city", "year", "month", "title")),
 }
@@ -113,7 +116,7 @@ class RecordForm(forms.ModelForm):
             raise ValidationError(str(error), code="invalid") from None
         # The field checked the length of what was typed; the column holds the normal form,
         # which can be longer (a ligature "ﬁ" becomes "fi").
-        max_length = self.fields[name].max_length
+        max_length = cast(forms.CharField, self.fields[name]).max_length
         if max_length is not None and len(value) > max_length:
             raise ValidationError(
                 f"“{value}” is {len(value)} characters once normalised; at most {max_length}.",
@@ -122,7 +125,8 @@ class RecordForm(forms.ModelForm):
         return value
 
     def clean(self):
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         try:
             self.loaded_state = read_loaded(cleaned.get("loaded"))
         except OutOfDate as refusal:
@@ -183,7 +187,8 @@ class BrandAliasFormSet(forms.BaseInlineFormSet):
         kept: dict[str, forms.ModelForm] = {}  # lower-cased alias -> its first row
         for form in self.forms:
             alias = getattr(form, "cleaned_data", {}).get("alias")
-            if not alias or self._should_delete_form(form):
+            # A private method of BaseFormSet (what its own clean() uses) the stubs leave out.
+            if not alias or self._should_delete_form(form):  # type: ignore[attr-defined]
                 continue
             first = kept.setdefault(alias.lower(), form)
             if first is not form:

@@ -2,6 +2,8 @@
 made to a published album (its status stays; the row says who changed the public album,
 and what)."""
 
+from typing import cast
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -95,7 +97,8 @@ class ReviewEvent(models.Model):
 
     @property
     def record(self) -> Record:
-        return self.runway or self.street_snap
+        # One of the two is set (review_event_one_record).
+        return self.runway or cast(StreetSnap, self.street_snap)
 
 
 class ReviewClaim(models.Model):

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db.models import Min, Q
 from django.utils import timezone
 
-from catalog.models import Record
+from catalog.models import Record, Runway, StreetSnap
 from review.models import ReviewClaim
 
 Status = Record.Status
@@ -31,7 +31,7 @@ class HistoryLine:
     ingest_job_id: int | None = None
 
 
-def record_review_history(*, record: Record) -> list[HistoryLine]:
+def record_review_history(*, record: Runway | StreetSnap) -> list[HistoryLine]:
     """The record's transitions in order, with the re-crawls that reopened it merged in.
 
     Editors' transitions are rows of the review history. The only other way a status changes

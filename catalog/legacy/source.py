@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import groupby
 from operator import attrgetter
+from typing import cast
 
 import psycopg
 from psycopg import IsolationLevel, sql
@@ -129,7 +130,8 @@ class PostgresLegacySource:
 
     def counts(self) -> dict[tuple[str, str], int]:
         counts: dict[tuple[str, str], int] = {}
-        (n,) = self.conn.execute("SELECT count(*) FROM brands").fetchone()
+        # count(*) always returns its one row.
+        (n,) = cast(tuple[int], self.conn.execute("SELECT count(*) FROM brands").fetchone())
         counts[(BRANDS, "")] = n
         for table in TABLES:
             status = sql.SQL("status") if table.drafts else sql.Literal(PUBLISHED)
@@ -216,7 +218,7 @@ class PostgresLegacySource:
         for record_id, group in groupby(images, key=attrgetter("record_id")):
             yield record_id, list(group)
 
-    def _stream(self, name: str, query: sql.Composable) -> Iterator[tuple]:
+    def _stream(self, name: str, query: sql.SQL | sql.Composed) -> Iterator[tuple]:
         # A named cursor is a server-side cursor: rows arrive `itersize` at a time, so a table
         # of millions of images never sits in memory at once.
         with self.conn.cursor(name=name) as cursor:

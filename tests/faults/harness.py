@@ -451,7 +451,40 @@ def crawl_and_drain(
     figures.drain_seconds = round(time.monotonic() - started, 1)
     if injector:
         injector.join(timeout=60)
+    for line in _unfinished(rig, job_ids):
+        print(f"unfinished: {line}")  # what a failing scenario needs to be understood
     return figures, job_ids, sent
+
+
+def _unfinished(rig: Rig, job_ids: list[int]) -> list[str]:
+    """One line per job that did not finish: its row, and what rq knows of it."""
+    from django_rq import get_queue
+
+    from ingest.models import IngestJob
+    from ingest.services import rq_job_id
+
+    lines = []
+    rows = IngestJob.objects.filter(pk__in=job_ids).exclude(status__in=FINISHED)
+    for job in rows.order_by("pk"):
+        row = (
+            f"job {job.pk} {job.status} attempts={job.attempts} lost={job.lost_executions} "
+            f"enqueued={job.enqueued_at} started={job.started_at} lease={job.heartbeat_at} "
+            f"error={job.error!r}"
+        )
+        try:
+            queue = get_queue(rig.queue)
+            redis = queue.connection
+            rq_id = rq_job_id(job.pk)
+            rq = (
+                f"rq status={redis.hget(f'rq:job:{rq_id}', 'status')} "
+                f"worker={redis.hget(f'rq:job:{rq_id}', 'worker_name')} "
+                f"on_queue={redis.lpos(queue.key, rq_id)} "
+                f"taken={redis.lpos(queue.intermediate_queue_key, rq_id)}"
+            )
+        except Exception as exc:  # noqa: BLE001 - a diagnostic must not hide the failure
+            rq = f"rq unknown: {exc}"
+        lines.append(f"{row}; {rq}")
+    return lines
 
 
 def check(figures: Figures, job_ids: list[int], albums: list[dict[str, Any]], s3) -> Figures:

@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from catalog.models import Runway
-from ingest import inline, pipeline
+from ingest import downloads, inline
 from ingest.models import IngestJob
 from tests.factories import BrandFactory
 from tests.ingest.support import jpeg, runway_album, street_album
@@ -45,14 +45,14 @@ def test_the_request_answers_before_the_job_runs_and_the_status_says_so(
 ):
     url = image_server.add("/1.jpg", jpeg("astronaut", size=256))
     started, proceed = threading.Event(), threading.Event()
-    real_download = pipeline._download_all
+    real_download = downloads.download_all
 
-    def held_download(urls):
+    def held_download(urls, **kwargs):
         started.set()
         assert proceed.wait(timeout=60)
-        return real_download(urls)
+        return real_download(urls, **kwargs)
 
-    monkeypatch.setattr(pipeline, "_download_all", held_download)
+    monkeypatch.setattr(downloads, "download_all", held_download)
 
     accepted = crawler.post(street_album([url]))
     job_id = accepted.json()["job_id"]

@@ -1,16 +1,18 @@
 """The worker pipeline, one job at a time: every dedup outcome, brand resolution, the one
 transaction, retries of transient errors, and the fence against superseded executions."""
 
+import threading
+import time
 import uuid
 
 import pytest
 from django.core.files.storage import default_storage
 from django.db import OperationalError
 from django.utils import timezone
-from rq.timeouts import JobTimeoutException
+from rq.timeouts import JobTimeoutException, UnixSignalDeathPenalty
 
 from catalog.models import Runway, RunwayImage, StoredObject, StreetSnap, StreetSnapImage
-from ingest import pipeline
+from ingest import downloads, kinds, pipeline, planning, writing
 from ingest.hashing import PHASH_ALGORITHM
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
@@ -330,9 +332,9 @@ def test_a_record_found_by_its_entity_key_is_looked_up_once(acme, django_assert_
     # When the job decides: the source key, the brand, the entity key, and no second look for
     # another holder of the key the record holds itself.
     with django_assert_num_queries(3):
-        plan = pipeline._plan(pipeline.KINDS["runway"], album, "0" * 64)
+        plan = planning.plan_album(kinds.KINDS["runway"], album, "0" * 64)
 
-    assert plan == pipeline.Plan(record=rejected, brand=acme)
+    assert plan == planning.Plan(record=rejected, brand=acme)
 
 
 def test_a_reopened_record_does_not_flag_its_own_old_images(acme, photos):
@@ -450,7 +452,7 @@ def test_a_key_taken_after_planning_a_reopen_is_a_lost_race_naming_the_taker(
         source_url=album["source_url"],
     )
     job = submit(album)
-    real_plan = pipeline._plan
+    real_plan = planning.plan_album
     plans = []
     taker = []
 
@@ -464,7 +466,7 @@ def test_a_key_taken_after_planning_a_reopen_is_a_lost_race_naming_the_taker(
         taker.append(RunwayFactory(brand=acme, season_code="FW24", source="wwd"))
         return plans[0]
 
-    monkeypatch.setattr(pipeline, "_plan", plan_then_lose)
+    monkeypatch.setattr(planning, "plan_album", plan_then_lose)
 
     job = run(job)
 
@@ -567,7 +569,7 @@ def test_a_storage_error_is_retried_then_fails_with_no_record(acme, photos, monk
     def broken(**kwargs):
         raise OSError("bucket unavailable")
 
-    monkeypatch.setattr(pipeline, "image_store", broken)
+    monkeypatch.setattr(downloads, "image_store", broken)
     job = submit(runway_album(photos))
 
     with pytest.raises(pipeline.Transient):
@@ -584,7 +586,7 @@ def test_a_storage_error_is_retried_then_fails_with_no_record(acme, photos, monk
 
 def refuse_to_store(data: bytes, monkeypatch, *, times: int) -> None:
     """Storage answers an error for these bytes, ``times`` times, and stores the rest."""
-    real_store = pipeline.image_store
+    real_store = downloads.image_store
     failures = []
 
     def store(**kwargs):
@@ -593,7 +595,7 @@ def refuse_to_store(data: bytes, monkeypatch, *, times: int) -> None:
             raise OSError("503 Slow Down")
         return real_store(**kwargs)
 
-    monkeypatch.setattr(pipeline, "image_store", store)
+    monkeypatch.setattr(downloads, "image_store", store)
 
 
 def test_a_job_that_fails_on_storage_keeps_its_report(acme, photos, monkeypatch):
@@ -665,7 +667,7 @@ def test_a_database_error_is_retried(acme, photos, monkeypatch):
     def gone(*args, **kwargs):
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(pipeline, "_new_images", gone)
+    monkeypatch.setattr(writing, "_new_images", gone)
     job = submit(runway_album(photos[:1]))
 
     with pytest.raises(OperationalError):
@@ -681,7 +683,7 @@ def test_a_bug_fails_the_job_readably_and_is_not_retried(acme, photos, monkeypat
     def bug(*args, **kwargs):
         raise KeyError("oops")
 
-    monkeypatch.setattr(pipeline, "_new_images", bug)
+    monkeypatch.setattr(writing, "_new_images", bug)
 
     job = run(submit(runway_album(photos[:1])), final_attempt=False)
 
@@ -710,13 +712,13 @@ def test_images_the_download_budget_left_undone_are_issues_on_the_first_attempt(
     budget_album, image_server, monkeypatch
 ):
     deadlines = {}
-    real_fetch = pipeline.fetch
+    real_fetch = downloads.fetch
 
     def fetch(url, *, policy):
         deadlines[url.rsplit("/", 1)[1]] = policy.total_deadline
         return real_fetch(url, policy=policy)
 
-    monkeypatch.setattr(pipeline, "fetch", fetch)
+    monkeypatch.setattr(downloads, "fetch", fetch)
 
     job = run(submit(budget_album), final_attempt=False)
 
@@ -740,10 +742,10 @@ def test_images_the_download_budget_left_undone_are_issues_on_the_first_attempt(
 
 
 def test_an_rq_job_timeout_is_retried_not_reported_as_a_bug(acme, photos, monkeypatch):
-    def too_slow(urls):
+    def too_slow(urls, **kwargs):
         raise JobTimeoutException("Task exceeded maximum timeout value (900 seconds)")
 
-    monkeypatch.setattr(pipeline, "_download_all", too_slow)
+    monkeypatch.setattr(downloads, "download_all", too_slow)
     job = submit(runway_album(photos[:1]))
 
     with pytest.raises(JobTimeoutException):  # raised on to rq, which retries the job
@@ -758,15 +760,39 @@ def test_an_rq_job_timeout_is_retried_not_reported_as_a_bug(acme, photos, monkey
     assert "internal error" not in job.error
 
 
+def test_an_attempt_cut_off_by_the_job_timeout_hands_back_what_it_stored(acme, image_server):
+    # Given an album whose second photo hangs on its site, and rq's job timeout (its alarm,
+    # raised in the job's thread) striking while the job waits for it.
+    fast = image_server.add("/t/1.jpg", jpeg("astronaut", size=320))
+    slow = image_server.add("/t/2.jpg", jpeg("coffee", size=320), hold_first=True)
+    job = submit(runway_album([fast, slow]))
+    threading.Thread(
+        target=lambda: image_server.held.wait(30) and time.sleep(1.5) or image_server.release.set(),
+        daemon=True,
+    ).start()
+
+    with pytest.raises(JobTimeoutException), UnixSignalDeathPenalty(1, JobTimeoutException):
+        pipeline.run_job(job.pk, final_attempt=False)
+
+    # Then the job goes back to rq with the photo that was stored, not downloaded again.
+    job.refresh_from_db()
+    assert job.status == "queued"
+    assert list(job.downloaded) == [fast]
+    job = run(job, final_attempt=True)
+    assert job.status == "succeeded", job.error
+    assert image_server.hits["/t/1.jpg"] == 1
+    assert Runway.objects.get().image_count == 2
+
+
 def test_a_timeout_that_broke_the_connection_still_reaches_rq(acme, photos, monkeypatch):
     # rq's alarm can interrupt a query; handing the job back may then fail as well.
-    def too_slow(urls):
+    def too_slow(urls, **kwargs):
         raise JobTimeoutException("Task exceeded maximum timeout value (900 seconds)")
 
     def connection_broken(**kwargs):
         raise OperationalError("another command is already in progress")
 
-    monkeypatch.setattr(pipeline, "_download_all", too_slow)
+    monkeypatch.setattr(downloads, "download_all", too_slow)
     monkeypatch.setattr(pipeline, "ingest_job_release", connection_broken)
     job = submit(runway_album(photos[:1]))
 
@@ -782,16 +808,16 @@ def test_an_object_collected_while_the_job_downloaded_is_stored_again(acme, phot
     # Given a job whose stored image gc_media deleted before the job wrote its rows (possible
     # only when a job outlives the GC's grace period).
     job = submit(runway_album(photos[:1]))
-    real_download = pipeline._download_all
+    real_download = downloads.download_all
 
-    def download_then_collected(urls):
-        outcomes = real_download(urls)
+    def download_then_collected(urls, **kwargs):
+        outcomes = real_download(urls, **kwargs)
         key = outcomes[0].storage_key
         default_storage.delete(key)
         StoredObject.objects.filter(key=key).delete()
         return outcomes
 
-    monkeypatch.setattr(pipeline, "_download_all", download_then_collected)
+    monkeypatch.setattr(downloads, "download_all", download_then_collected)
 
     # When it runs: no row may point at the missing object; the job goes back for a retry.
     with pytest.raises(pipeline.Transient):
@@ -802,7 +828,7 @@ def test_an_object_collected_while_the_job_downloaded_is_stored_again(acme, phot
     assert not RunwayImage.objects.exists()
 
     # And the retry stores it again and writes the record.
-    monkeypatch.setattr(pipeline, "_download_all", real_download)
+    monkeypatch.setattr(downloads, "download_all", real_download)
     job = run(job)
     assert job.status == "succeeded"
     image = RunwayImage.objects.get()
@@ -848,7 +874,7 @@ def test_a_unique_violation_in_the_final_transaction_skips_as_a_lost_race(
     ]
     album = runway_album(urls)
     job = submit(album)
-    real_plan = pipeline._plan
+    real_plan = planning.plan_album
     calls = []
 
     def plan_then_lose(kind, album_, checksum):
@@ -856,13 +882,13 @@ def test_a_unique_violation_in_the_final_transaction_skips_as_a_lost_race(
         if len(calls) > 1:
             # The second look, in the final transaction, saw nothing either (READ COMMITTED:
             # the other worker's insert was not committed yet)...
-            return pipeline.Plan(record=None, brand=acme)
+            return planning.Plan(record=None, brand=acme)
         plan = real_plan(kind, album_, checksum)
         # ...and between that look and our insert, another worker commits the same album.
         RunwayFactory(brand=acme, source="vogue", source_url=album["source_url"])
         return plan
 
-    monkeypatch.setattr(pipeline, "_plan", plan_then_lose)
+    monkeypatch.setattr(planning, "plan_album", plan_then_lose)
 
     job = run(job)
 
@@ -879,14 +905,14 @@ def test_a_unique_violation_in_the_final_transaction_skips_as_a_lost_race(
 def test_a_record_written_while_we_downloaded_skips_on_the_second_look(acme, photos, monkeypatch):
     album = runway_album(photos[:1])
     job = submit(album)
-    real_download = pipeline._download_all
+    real_download = downloads.download_all
 
-    def download_and_race(urls):
-        outcomes = real_download(urls)
+    def download_and_race(urls, **kwargs):
+        outcomes = real_download(urls, **kwargs)
         RunwayFactory(brand=acme, source="vogue", source_url=album["source_url"])
         return outcomes
 
-    monkeypatch.setattr(pipeline, "_download_all", download_and_race)
+    monkeypatch.setattr(downloads, "download_all", download_and_race)
 
     job = run(job)
 
@@ -896,15 +922,15 @@ def test_a_record_written_while_we_downloaded_skips_on_the_second_look(acme, pho
 
 def test_a_superseded_execution_writes_nothing(acme, photos, monkeypatch):
     job = submit(runway_album(photos[:1]))
-    real_download = pipeline._download_all
+    real_download = downloads.download_all
 
-    def download_while_reclaimed(urls):
-        outcomes = real_download(urls)
+    def download_while_reclaimed(urls, **kwargs):
+        outcomes = real_download(urls, **kwargs)
         # reconcile decided this execution was dead and marked the job stale meanwhile.
         IngestJob.objects.filter(pk=job.pk).update(status="stale")
         return outcomes
 
-    monkeypatch.setattr(pipeline, "_download_all", download_while_reclaimed)
+    monkeypatch.setattr(downloads, "download_all", download_while_reclaimed)
 
     result = pipeline.run_job(job.pk, final_attempt=True)
 

@@ -8,7 +8,7 @@ import pytest
 from django.db import connections
 
 from catalog.models import Runway, RunwayImage
-from ingest import pipeline
+from ingest import pipeline, writing
 from ingest.content import content_checksum
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
@@ -42,7 +42,7 @@ def test_twenty_concurrent_jobs_for_one_new_album_make_one_record(image_server, 
     progress = threading.Condition()
     counts = {"at_the_write": 0, "ended_before": 0}
     gate = threading.Event()
-    real_write = pipeline._write
+    real_write = writing.write_album
 
     def write_together(*args, **kwargs):
         with progress:
@@ -51,7 +51,7 @@ def test_twenty_concurrent_jobs_for_one_new_album_make_one_record(image_server, 
         gate.wait()
         return real_write(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "_write", write_together)
+    monkeypatch.setattr(writing, "write_album", write_together)
     errors: list[BaseException] = []
 
     def work(job_id: int) -> None:

@@ -189,16 +189,12 @@ def test_reconcile_leaves_a_job_claimed_again_since_it_was_judged(enqueued, sett
     # Judged dead from an old execution, claimed again before reconcile took the row's lock.
     settings.INGEST_STALE_AFTER_SECONDS = 3600
     fresh = IngestJobFactory(status="running", attempts=2, lost_executions=1)
-    IngestJob.objects.filter(pk=fresh.pk).update(started_at=timezone.now())
+    IngestJob.objects.filter(pk=fresh.pk).update(
+        started_at=timezone.now(), heartbeat_at=timezone.now()
+    )
     result = services.ReconcileResult()
 
-    services._reclaim(
-        {fresh.pk},
-        {fresh.pk},
-        result,
-        stale_before=ago(hours=1),
-        grace_before=ago(minutes=2),
-    )
+    services._reclaim({fresh.pk}, {fresh.pk}, result, now=timezone.now())
 
     fresh.refresh_from_db()
     assert result.stale == result.worker_died == []
@@ -269,26 +265,96 @@ def test_reconcile_requeues_a_job_whose_worker_died_before_claiming_it(rq_queue,
     assert rq_queue.get_job_ids() == [rq_job_id(orphan.pk)]
 
 
-def test_reconcile_reclaims_a_running_job_whose_worker_stopped_its_heartbeats(rq_queue, settings):
-    # Given a claimed job whose worker (still registered) has sent no heartbeat for 2 minutes.
-    settings.INGEST_RECONCILE_GRACE_SECONDS = 60
+def test_reconcile_reclaims_a_running_job_whose_lease_went_silent(enqueued, settings):
+    # Given two jobs running for minutes: one's work horse renews its lease, the other's was
+    # killed two minutes ago (three renewals missed: 3 x 30 s).
     settings.INGEST_WORKER_HEARTBEAT_SECONDS = 30
-    job = IngestJobFactory()
-    assert services.ingest_job_enqueue(job_id=job.pk)
-    IngestJob.objects.filter(pk=job.pk).update(
-        status="running", attempts=1, started_at=ago(minutes=3)
-    )
-    name = f"{rq_queue.name}-silent"
-    rq_queue.connection.hset(f"rq:worker:{name}", "last_heartbeat", "x")
-    started_on(rq_queue, job.pk, worker=name, heartbeat_ago=120)
+    alive = IngestJobFactory(status="running", attempts=1)
+    dead = IngestJobFactory(status="running", attempts=1)
+    for job, renewed in ((alive, ago(seconds=20)), (dead, ago(minutes=2))):
+        IngestJob.objects.filter(pk=job.pk).update(started_at=ago(minutes=5), heartbeat_at=renewed)
 
     result = ingest_jobs_reconcile()
 
-    # Then it is reclaimed long before INGEST_STALE_AFTER_SECONDS, and queued again.
+    # Then only the dead one is reclaimed, long before INGEST_STALE_AFTER_SECONDS.
+    alive.refresh_from_db()
+    dead.refresh_from_db()
+    assert result.stale == result.enqueued == [dead.pk]
+    assert (dead.status, dead.lost_executions) == ("stale", 1)
+    assert "worker is gone (lease last renewed" in dead.error
+    assert (alive.status, alive.lost_executions) == ("running", 0)
+
+
+def test_reconcile_leaves_a_leased_job_that_redis_forgot(rq_queue, settings):
+    # Given a job running for minutes under a live lease, and a Redis that restarted empty
+    # (or flushed): no rq job, no worker, no registry entry is left of it.
+    settings.INGEST_RECONCILE_GRACE_SECONDS = 0
+    settings.INGEST_WORKER_HEARTBEAT_SECONDS = 30
+    job = IngestJobFactory(status="running", attempts=1, enqueued_at=ago(minutes=6))
+    IngestJob.objects.filter(pk=job.pk).update(
+        started_at=ago(minutes=5), heartbeat_at=ago(seconds=10)
+    )
+
+    result = ingest_jobs_reconcile()
+
+    # Then its execution is not judged dead: it finishes the job on its own.
     job.refresh_from_db()
-    assert result.stale == result.enqueued == [job.pk]
-    assert (job.status, job.lost_executions) == ("stale", 1)
-    assert "worker is gone" in job.error
+    assert result.stale == result.enqueued == []
+    assert (job.status, job.lost_executions) == ("running", 0)
+    assert rq_queue.get_job_ids() == []
+
+
+def test_a_second_delivery_of_a_leased_job_does_nothing_until_the_lease_dies(settings):
+    # Given a job an execution claimed and renews (rq delivered it twice: a reconcile raced).
+    settings.INGEST_WORKER_HEARTBEAT_SECONDS = 30
+    job = IngestJobFactory(status="queued")
+    assert ingest_job_claim(job_id=job.pk, lease=True) is not None
+
+    # Then the second delivery leaves it to the first: no attempt, no lost execution.
+    assert ingest_job_claim(job_id=job.pk, lease=True) is None
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.lost_executions) == ("running", 1, 0)
+
+    # And once the lease went silent (the first execution died), a delivery takes it over.
+    IngestJob.objects.filter(pk=job.pk).update(heartbeat_at=ago(minutes=2))
+    claim = ingest_job_claim(job_id=job.pk, lease=True)
+    job.refresh_from_db()
+    assert claim is not None and claim.attempt == 2
+    assert (job.attempts, job.lost_executions) == (2, 1)
+    assert job.heartbeat_at > ago(seconds=5)
+
+
+def test_reconcile_requeues_a_job_a_dying_worker_took_but_never_started(rq_queue, settings):
+    # Given a job a worker moved from the queue into rq's intermediate list and died before it
+    # started it: rq's status still says queued, and rq looks there only every 10 minutes.
+    settings.INGEST_RECONCILE_GRACE_SECONDS = 0
+    settings.INGEST_WORKER_HEARTBEAT_SECONDS = 30
+    job = IngestJobFactory()
+    assert services.ingest_job_enqueue(job_id=job.pk)
+    redis = rq_queue.connection
+    redis.lmove(rq_queue.key, rq_queue.intermediate_queue_key)
+
+    # When reconcile first sees it there, a worker may be starting it this very instant.
+    assert ingest_jobs_reconcile().enqueued == []
+    # Seen there again 3 heartbeat intervals later, it is stuck.
+    (seen,) = redis.scan_iter(match=f"*{rq_queue.name}*reconcile-seen-taken*")
+    redis.set(seen, timezone.now().timestamp() - 100)
+    result = ingest_jobs_reconcile()
+
+    # Then it is on the queue again, once, and out of the intermediate list.
+    assert result.enqueued == [job.pk]
+    assert rq_queue.get_job_ids() == [rq_job_id(job.pk)]
+    assert redis.lrange(rq_queue.intermediate_queue_key, 0, -1) == []
+
+
+def test_enqueuing_a_waiting_job_again_replaces_its_entry(rq_queue, settings):
+    # Two reconciles at once, or the admin's retry racing one, enqueue the same job.
+    job = IngestJobFactory()
+    other = IngestJobFactory()
+    for job_id in (job.pk, other.pk, job.pk):
+        assert services.ingest_job_enqueue(job_id=job_id)
+
+    assert rq_queue.get_job_ids() == [rq_job_id(other.pk), rq_job_id(job.pk)]
 
 
 def test_the_reconcile_command_reports_what_it_did(enqueued, settings):

@@ -17,7 +17,7 @@ from rq import SimpleWorker
 from rq.job import Job, JobStatus
 
 from catalog.models import Runway, RunwayImage
-from ingest import pipeline
+from ingest import downloads
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept, ingest_jobs_reconcile, rq_job_id
@@ -167,11 +167,11 @@ def test_redis_down_at_accept_time_loses_nothing(rq_queue, image_server, setting
 def test_a_dropped_database_connection_is_retried(rq_queue, image_server, settings, monkeypatch):
     settings.INGEST_RETRY_INTERVALS = [0]
     url = image_server.add("/1.jpg", jpeg("astronaut", size=256))
-    real_download = pipeline._download_all
+    real_download = downloads.download_all
     dropped = []
 
-    def download_then_drop(urls):
-        outcomes = real_download(urls)
+    def download_then_drop(urls, **kwargs):
+        outcomes = real_download(urls, **kwargs)
         if not dropped:
             # The database restarts (or a proxy drops us) while the worker downloads.
             pid = connection.connection.info.backend_pid
@@ -180,7 +180,7 @@ def test_a_dropped_database_connection_is_retried(rq_queue, image_server, settin
             dropped.append(pid)
         return outcomes
 
-    monkeypatch.setattr(pipeline, "_download_all", download_then_drop)
+    monkeypatch.setattr(downloads, "download_all", download_then_drop)
 
     job = accept([url])
     burst(rq_queue)

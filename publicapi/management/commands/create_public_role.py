@@ -36,7 +36,7 @@ def role_sql(name: str, password: str | None, database: str) -> list[sql.Composa
         "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {name}) THEN "
         "CREATE ROLE {role} {login}; END IF; END $$"
     ).format(name=sql.Literal(name), role=role, login=login)
-    statements = [create]
+    statements: list[sql.Composable] = [create]
     if password:
         statements.append(sql.SQL("ALTER ROLE {} {}").format(role, login))
     statements += [

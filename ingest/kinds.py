@@ -1,0 +1,122 @@
+"""The two kinds of album a crawler sends, runway and street snap: how each is named, looked up,
+given a brand, and written to the catalog (catalog.services' create and reopen, with the
+kind's content type)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from catalog import selectors, services
+from catalog.models import Brand, Runway, RunwayImage, StreetSnap, StreetSnapImage
+from ingest.errors import JobEnd
+from ingest.models import IngestJob
+from ingest.services import Claim
+
+if TYPE_CHECKING:
+    from ingest.planning import Plan
+
+Status = IngestJob.Status
+type Record = Runway | StreetSnap
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    label: str
+    image_model: type[RunwayImage] | type[StreetSnapImage]
+    image_label: str
+    entity_key_text: Callable[[dict[str, Any]], str]
+    by_source_key: Callable[[dict[str, Any]], Record | None]
+    brand: Callable[[dict[str, Any]], Brand | None]
+    by_entity_key: Callable[[dict[str, Any], Brand | None], Record | None]
+    write: Callable[[Plan, dict[str, Any], list[services.NewImage], Claim], Record]
+
+
+def _write_runway(
+    plan: Plan, album: dict[str, Any], images: list[services.NewImage], claim: Claim
+) -> Runway:
+    content = services.RunwayContent(
+        brand=plan.brand,
+        season_code=album["season_code"],
+        season=album["season"],
+        year=album["year"],
+        collection_type=album["collection_type"],
+        title=album["title"],
+        description=album["description"],
+        source=album["source"],
+        source_url=album["source_url"],
+        ingest_job_id=claim.job_id,
+        content_checksum=claim.payload_checksum,
+    )
+    if plan.record is None:
+        return services.runway_create(content=content, images=images)
+    return services.runway_reopen(runway=plan.record, content=content, images=images)
+
+
+def _write_street_snap(
+    plan: Plan, album: dict[str, Any], images: list[services.NewImage], claim: Claim
+) -> StreetSnap:
+    content = services.StreetSnapContent(
+        city=album["city"],
+        year=album["year"],
+        month=album["month"],
+        title=album["title"],
+        description=album["description"],
+        source=album["source"],
+        source_url=album["source_url"],
+        ingest_job_id=claim.job_id,
+        content_checksum=claim.payload_checksum,
+    )
+    if plan.record is None:
+        return services.street_snap_create(content=content, images=images)
+    return services.street_snap_reopen(street_snap=plan.record, content=content, images=images)
+
+
+def _runway_brand(album: dict[str, Any]) -> Brand:
+    brand = selectors.brand_resolve(name=album["brand"])
+    if brand is None:
+        raise JobEnd(
+            Status.FAILED,
+            "unknown_brand",
+            f"Unknown brand {album['brand']!r}: no brand has this slug or alias. Add the brand "
+            "or an alias in the admin, then retry the job.",
+        )
+    return brand
+
+
+KINDS = {
+    IngestJob.Kind.RUNWAY: Kind(
+        name=IngestJob.Kind.RUNWAY,
+        label="runway",
+        image_model=RunwayImage,
+        image_label="runway image",
+        entity_key_text=lambda a: (
+            f"brand {a['brand']!r}, season code {a['season_code']}, {a['collection_type']}"
+        ),
+        by_source_key=lambda a: selectors.runway_by_source_key(
+            source=a["source"], source_url=a["source_url"]
+        ),
+        brand=_runway_brand,
+        by_entity_key=lambda a, brand: selectors.runway_by_entity_key(
+            brand=brand, season_code=a["season_code"], collection_type=a["collection_type"]
+        ),
+        write=_write_runway,
+    ),
+    IngestJob.Kind.STREET: Kind(
+        name=IngestJob.Kind.STREET,
+        label="street snap",
+        image_model=StreetSnapImage,
+        image_label="street image",
+        entity_key_text=lambda a: f"{a['city']}, {a['year']}-{a['month']:02d}, {a['title']!r}",
+        by_source_key=lambda a: selectors.street_snap_by_source_key(
+            source=a["source"], source_url=a["source_url"]
+        ),
+        brand=lambda a: None,
+        by_entity_key=lambda a, brand: selectors.street_snap_by_entity_key(
+            city=a["city"], year=a["year"], month=a["month"], title=a["title"]
+        ),
+        write=_write_street_snap,
+    ),
+}
