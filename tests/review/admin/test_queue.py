@@ -1,7 +1,6 @@
-"""The review flow of the record page (review.admin): the queue the editor came from (approve,
-reject and skip open its next album; "3 of 41 pending in this queue"), soft claims between two
-editors on one queue, the near-duplicate compare view and its "review duplicates" mode, and
-image operations answered in the page (JSON), through the same service and stale check."""
+"""The queue the editor came from (review.admin.queue): approve, reject and skip open its
+next album, "3 of 41 pending in this queue", refusals keep it, and soft claims between two
+editors on one queue."""
 
 from datetime import timedelta
 from urllib.parse import urlencode
@@ -10,75 +9,26 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
-from django.urls import reverse
 from django.utils import timezone
 
-from catalog.models import Runway, RunwayImage
+from catalog.models import Runway
 from catalog.services import record_update
 from review.models import ReviewClaim
 from review.services import record_approve
 from tests.factories import BrandFactory, RunwayFactory
+from tests.review.admin.support import (
+    approve,
+    in_queue,
+    messages_after,
+    url,
+)
 from tests.review.support import (
-    FormReader,
-    editors_group,
     form_data,
     make_runway,
-    make_street_snap,
 )
 from tests.support import curator
 
 pytestmark = pytest.mark.django_db
-
-
-def url(record_or_model, view: str, *args) -> str:
-    opts = record_or_model._meta
-    return reverse(f"admin:{opts.app_label}_{opts.model_name}_{view}", args=args)
-
-
-def in_queue(path: str, **filters) -> str:
-    """`path` as the list with `filters` links to it (Django's preserved filters)."""
-    return f"{path}?{urlencode({'_changelist_filters': urlencode(filters)})}"
-
-
-def editor_client(username: str) -> Client:
-    user = User.objects.create_user(username, is_staff=True)
-    user.groups.add(editors_group())
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def anna():
-    return editor_client("anna")
-
-
-@pytest.fixture
-def bob():
-    return editor_client("bob")
-
-
-@pytest.fixture
-def acme_queue():
-    """Three pending Acme shows (oldest first) with another brand's between them."""
-    acme, other = BrandFactory(name="Acme"), BrandFactory(name="Other")
-    shows = []
-    for brand in (acme, other, acme, other, acme):
-        shows.append(make_runway(images=2, brand=brand))
-    return acme, [show for show in shows if show.brand == acme]
-
-
-def messages_after(client, response) -> list[str]:
-    """The messages the page a redirect leads to shows."""
-    return [str(message) for message in client.get(response.url).context["messages"]]
-
-
-def approve(client, record, filters: dict):
-    page = client.get(in_queue(url(record, "change", record.pk), **filters))
-    return client.post(
-        in_queue(url(record, "change", record.pk), **filters),
-        form_data(page, "runway_form", _approve="Approve and publish"),
-    )
 
 
 class TestTheQueueTheEditorCameFrom:
@@ -353,127 +303,3 @@ class TestTwoEditorsOnOneQueue:
         assert "Every other album of this queue is open by another editor." in [
             str(m) for m in response.context["messages"]
         ]
-
-
-class TestCompareView:
-    def test_a_near_duplicate_beside_the_image_it_repeats(self, anna):
-        elsewhere = make_runway(images=1, title="Elsewhere", published=True)
-        runway = make_runway(images=3, title="Here")
-        original = elsewhere.images.get()
-        twin = runway.images.order_by("sort_order")[2]
-        RunwayImage.objects.filter(pk=original.pk).update(
-            phash=0b1011, phash_algorithm="dct", width=640, height=960, byte_size=2048
-        )
-        RunwayImage.objects.filter(pk=twin.pk).update(
-            is_duplicate=True, dup_of=original, phash=0b0110, phash_algorithm="dct"
-        )
-
-        response = anna.get(url(runway, "compare", runway.pk, twin.pk))
-        html = response.content.decode()
-
-        assert "This image: image 3 (id" in html
-        assert f"The image it repeats: image 1 (id {original.pk})" in html
-        assert 'id="review-distance">3<' in html  # 1011 ^ 0110 = 1101
-        assert "640×960" in html and "2048 (2.0\xa0KB)" in html
-        assert f'href="{url(elsewhere, "change", elsewhere.pk)}#image-{original.pk}"' in html
-        assert "review-status-published" in html and "review-status-pending" in html
-        # only the image of this album can be deleted from here
-        assert html.count("Delete this one") == 1
-        assert url(runway, "image", runway.pk, twin.pk, "delete") in html
-
-    def test_review_duplicates_steps_through_the_flagged_images(self, anna):
-        runway = make_runway(images=5)
-        first, second, third, fourth, _ = runway.images.order_by("sort_order")
-        for image in (second, fourth):
-            RunwayImage.objects.filter(pk=image.pk).update(is_duplicate=True, dup_of=first)
-
-        album = anna.get(url(runway, "change", runway.pk)).content.decode()
-        step1 = anna.get(url(runway, "compare", runway.pk, second.pk), {"mode": "duplicates"})
-        html = step1.content.decode()
-
-        assert "Review duplicates (2)" in album
-        assert "Near-duplicate 1 of 2" in html
-        following = url(runway, "compare", runway.pk, fourth.pk) + "?mode=duplicates"
-        assert f'href="{following}"' in html
-
-        # Delete this one: the grid's own delete, then on to the next flagged image
-        deleted = anna.post(
-            url(runway, "image", runway.pk, second.pk, "delete"),
-            _delete_form(step1),
-        )
-        assert deleted.url == following
-        assert RunwayImage.objects.get(pk=second.pk).deleted_at is not None
-        last = anna.get(following).content.decode()
-        assert "Near-duplicate 1 of 1" in last  # the deleted one is no longer flagged here
-        assert "Keep it, back to the album" in last
-
-    def test_delete_this_one_from_an_out_of_date_page_is_refused(self, anna):
-        runway = make_runway(images=3, duplicate=True)
-        twin = runway.images.order_by("sort_order").last()
-        page = anna.get(url(runway, "compare", runway.pk, twin.pk))
-        Runway.objects.filter(pk=runway.pk).update(title="Changed meanwhile", version=9)
-
-        response = anna.post(
-            url(runway, "image", runway.pk, twin.pk, "delete"), _delete_form(page), follow=True
-        )
-
-        assert "changed since you opened it" in str(list(response.context["messages"])[0])
-        assert RunwayImage.objects.get(pk=twin.pk).deleted_at is None
-
-
-def _delete_form(page) -> dict:
-    """The fields of the compare page's "Delete this one" form."""
-    html = page.content.decode()
-    start = html.index('<form method="post" action="')
-    end = html.index("</form>", start)
-    reader = FormReader()
-    reader.feed(html[start : end + 7])
-    [fields] = reader.forms.values()
-    return {name: values[0] for name, values in fields.items()}
-
-
-class TestImageOperationsInThePage:
-    def test_the_answer_is_the_message_a_new_token_and_the_grid(self, anna):
-        runway = make_runway(images=3)
-        first, second, _ = runway.images.order_by("sort_order")
-        page = anna.get(url(runway, "change", runway.pk))
-
-        answer = anna.post(
-            url(runway, "image", runway.pk, second.pk, "cover"),
-            form_data(page, "image-ops"),
-            headers={"X-Requested-With": "fetch"},
-        ).json()
-
-        assert answer["ok"] and answer["message"] == f"Image 2 (id {second.pk}) is now the cover."
-        assert answer["image_total"] == 3
-        assert f'id="image-{second.pk}"' in answer["grid"] and "is-cover" in answer["grid"]
-        # the new token is the page's next write: a delete with it goes through
-        deleted = anna.post(
-            url(runway, "image", runway.pk, first.pk, "delete"),
-            {**form_data(page, "image-ops"), "loaded": answer["token"]},
-            headers={"X-Requested-With": "fetch"},
-        ).json()
-        assert deleted["ok"] and deleted["image_total"] == 2
-        # and the page's old token is refused, as a reloaded page would not be
-        stale = anna.post(
-            url(runway, "image", runway.pk, second.pk, "delete"),
-            form_data(page, "image-ops"),
-            headers={"X-Requested-With": "fetch"},
-        )
-        assert stale.status_code == 409
-        assert "changed since you opened it" in stale.json()["message"]
-        assert RunwayImage.objects.get(pk=second.pk).deleted_at is None
-
-    def test_a_street_operation_redraws_the_groups(self, anna):
-        snap = make_street_snap(images=4)
-        _, _, second, _ = snap.images.order_by("sort_order")
-        page = anna.get(url(snap, "change", snap.pk))
-
-        answer = anna.post(
-            url(snap, "image", snap.pk, second.pk, "attach-previous"),
-            form_data(page, "image-ops"),
-            headers={"X-Requested-With": "fetch"},
-        ).json()
-
-        assert answer["ok"]
-        assert answer["grid"].count('class="review-group"') == 1  # one group of four
