@@ -15,7 +15,7 @@ from django.db.models.functions import Lower
 from catalog.keys import fold_title, fold_whitespace
 
 if TYPE_CHECKING:
-    from django.db.models.fields.related_descriptors import RelatedManager
+    pass
 
 # The rendition width the admin shows as a thumbnail (catalog.renditions.WIDTHS has them all).
 THUMBNAIL_WIDTH = 400
@@ -130,7 +130,7 @@ class Record(models.Model):
     if TYPE_CHECKING:
         # Each kind declares these with its own image model (Runway, StreetSnap); named here
         # so that code written for any record type-checks.
-        images: "RelatedManager[RecordImage]"
+        images: "ImageQuerySet"  # a related manager, with ImageQuerySet's methods
         cover: "RecordImage | None"
         cover_id: int | None
 

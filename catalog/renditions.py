@@ -107,7 +107,8 @@ def render(data: bytes, *, max_pixels: int | None = None, widths=WIDTHS) -> Rend
         rgba = _rgba_array(small)
     except pyvips.Error as exc:
         raise RenderError(f"cannot decode: {_first_line(exc)}") from exc
-    placeholder = base64.b64encode(bytes(thash.encode(rgba, resize=False))).decode("ascii")
+    # thash's array protocol is narrower than numpy's own __array__ signature.
+    placeholder = base64.b64encode(bytes(thash.encode(rgba, resize=False))).decode("ascii")  # type: ignore[arg-type]
     return Rendered(
         renditions=tuple(reversed(renditions)), placeholder=placeholder, color=average_color(rgba)
     )

@@ -12,7 +12,7 @@ import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
@@ -49,7 +49,7 @@ def as_progress(downloaded: Downloaded) -> dict[str, Any]:
     return {"storage_key": downloaded.storage_key, **dataclasses.asdict(downloaded.analysed)}
 
 
-def earlier_downloads(progress: dict[str, dict[str, Any]]) -> dict[str, Outcome]:
+def earlier_downloads(progress: dict[str, dict[str, Any]]) -> dict[str, Downloaded]:
     """The images an earlier attempt stored whose objects are still there (renewed for the GC).
 
     An entry of another hash algorithm, or one this code no longer reads, is downloaded again.
@@ -191,9 +191,11 @@ def _download_tries(
         if attempt == retry.tries or budget.remaining() <= pause or stop.wait(pause):
             break
         pause *= 2
+    # Every other outcome returned in the loop, which ran at least once.
+    refused = cast(Refusal, outcome)
     if attempt > 1:
-        return Refusal(f"{outcome.reason} ({attempt} tries)", transient=True)
-    return outcome
+        return Refusal(f"{refused.reason} ({attempt} tries)", transient=True)
+    return refused
 
 
 def _download_one(

@@ -19,7 +19,7 @@ logger = logging.getLogger("ingest.jobs")
 
 @dataclass
 class JobContext:
-    ingest_job_id: int
+    ingest_job_id: int | None  # None for an rq job that is not an ingest job (renditions)
     rq_job_id: str | None
     seconds: dict[str, float] = field(default_factory=dict)
 

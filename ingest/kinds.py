@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from catalog import selectors, services
 from catalog.models import Brand, Runway, RunwayImage, StreetSnap, StreetSnapImage
@@ -37,8 +37,9 @@ class Kind:
 def _write_runway(
     plan: Plan, album: dict[str, Any], images: list[services.NewImage], claim: Claim
 ) -> Runway:
+    # A runway's plan: its brand was resolved (_runway_brand) and its record is a runway.
     content = services.RunwayContent(
-        brand=plan.brand,
+        brand=cast(Brand, plan.brand),
         season_code=album["season_code"],
         season=album["season"],
         year=album["year"],
@@ -52,7 +53,7 @@ def _write_runway(
     )
     if plan.record is None:
         return services.runway_create(content=content, images=images)
-    return services.runway_reopen(runway=plan.record, content=content, images=images)
+    return services.runway_reopen(runway=cast(Runway, plan.record), content=content, images=images)
 
 
 def _write_street_snap(
@@ -71,7 +72,8 @@ def _write_street_snap(
     )
     if plan.record is None:
         return services.street_snap_create(content=content, images=images)
-    return services.street_snap_reopen(street_snap=plan.record, content=content, images=images)
+    street_snap = cast(StreetSnap, plan.record)  # a street album's plan
+    return services.street_snap_reopen(street_snap=street_snap, content=content, images=images)
 
 
 def _runway_brand(album: dict[str, Any]) -> Brand:
@@ -86,7 +88,7 @@ def _runway_brand(album: dict[str, Any]) -> Brand:
     return brand
 
 
-KINDS = {
+KINDS: dict[str, Kind] = {
     IngestJob.Kind.RUNWAY: Kind(
         name=IngestJob.Kind.RUNWAY,
         label="runway",
@@ -100,7 +102,9 @@ KINDS = {
         ),
         brand=_runway_brand,
         by_entity_key=lambda a, brand: selectors.runway_by_entity_key(
-            brand=brand, season_code=a["season_code"], collection_type=a["collection_type"]
+            brand=cast(Brand, brand),  # resolved: _runway_brand refuses an unknown brand
+            season_code=a["season_code"],
+            collection_type=a["collection_type"],
         ),
         write=_write_runway,
     ),

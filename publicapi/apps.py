@@ -1,5 +1,6 @@
 from django.apps import AppConfig
 from django.db import connections
+from django.db.backends.signals import connection_created
 from django.db.migrations.recorder import MigrationRecorder
 from django.db.models.signals import post_migrate, pre_migrate
 
@@ -9,6 +10,11 @@ class PublicApiConfig(AppConfig):
     verbose_name = "Public API"
 
     def ready(self) -> None:
+        from publicapi import checks  # noqa: F401 - registers the system checks
+        from publicapi.search import register_sqlite_functions
+
+        connection_created.connect(register_sqlite_functions)
+
         pre_migrate.connect(drop_views_before_catalog_changes, sender=self)
         post_migrate.connect(restore_views, sender=self)
 

@@ -10,19 +10,20 @@ description. Equal ranks go newest published first.
 
 PostgreSQL: the record views' `search` column (a generated tsvector with a GIN index) and
 `public_brand_names.search`; one extra query finds the brands each word names. SQLite has no
-tsvector: the same rule is applied in Python to the rows the view shows, which is fine for
-the embedded mode's small archives and gives the same results on the test corpus.
+tsvector: the same rule, in Python, is a SQL function the query filters and orders by
+(SEARCH_RANK), which is fine for the embedded mode's small archives and gives the same
+results on the test corpus.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from django.db import connection
-from django.db.models import BooleanField, Case, F, FloatField, IntegerField, Q, Value, When
+from django.db.models import BooleanField, F, IntegerField, Q
 from django.db.models.expressions import RawSQL
 
 from publicapi.models import public_connection
@@ -54,7 +55,7 @@ class Word:
         )
 
     def matches(self, token: str) -> bool:
-        folded = fold(self.text)
+        folded = _folded(self.text)
         return token.startswith(folded) if self.prefix else token == folded
 
 
@@ -68,6 +69,9 @@ def parse(q: str) -> list[Word]:
 def fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text.casefold().translate(_FOLD))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+_folded = lru_cache(maxsize=1024)(fold)
 
 
 def tokens(*texts: str) -> set[str]:
@@ -131,6 +135,32 @@ def _search_postgres(queryset, words: list[Word], brands: list[set[int]] | None)
 
 
 # --- SQLite (and any database without tsvector) ---------------------------------------------
+# The same rule as a SQL function, SEARCH_RANK(q, A, B, C): the rank of a row whose fields
+# of weight A, B and C hold these texts, NULL for no match. Registered on every SQLite
+# connection (publicapi/apps.py). The database filters and orders by it, so a search is one
+# query whatever the number of matches (a list of matching ids would outgrow SQLite's limit
+# on query parameters on a large archive).
+
+SEARCH_RANK = "archive_search_rank"
+
+
+@lru_cache(maxsize=256)
+def _parsed(q: str) -> tuple[Word, ...]:
+    return tuple(parse(q))
+
+
+def rank_texts(q: str, a: str | None, b: str | None, c: str | None) -> int | None:
+    """SEARCH_RANK: the rank of `q` in a row whose fields of weight A, B, C read so."""
+    words = _parsed(q)
+    if not words:
+        return None
+    return _rank(list(words), {"A": tokens(a or ""), "B": tokens(b or ""), "C": tokens(c or "")})
+
+
+def register_sqlite_functions(sender, connection, **kwargs) -> None:
+    """connection_created receiver: SEARCH_RANK on each new SQLite connection."""
+    if connection.vendor == "sqlite":
+        connection.connection.create_function(SEARCH_RANK, 4, rank_texts, deterministic=True)
 
 
 def _rank(words: list[Word], fields: dict[str, set[str]]) -> int | None:
@@ -147,34 +177,12 @@ def _rank(words: list[Word], fields: dict[str, set[str]]) -> int | None:
     return total
 
 
-def _aliased_by_rank(queryset, ranks: dict[int, int]):
-    by_rank: dict[int, list[int]] = {}
-    for pk, rank in ranks.items():
-        by_rank.setdefault(rank, []).append(pk)
-    ranked = Case(
-        *(When(pk__in=pks, then=Value(r)) for r, pks in by_rank.items()),
-        default=Value(0),
-        output_field=FloatField(),
+def _ranked_in_sql(queryset, q: str, a: str, b: str, c: str):
+    # Our column expressions; the query is a parameter.
+    rank = RawSQL(  # noqa: S611
+        f"{SEARCH_RANK}(%s, {a}, {b}, {c})", [q], output_field=IntegerField()
     )
-    return queryset.filter(pk__in=list(ranks)).alias(**{RANK: ranked})
-
-
-def _brand_names() -> dict[int, set[str]]:
-    names: dict[int, set[str]] = {}
-    with public_connection().cursor() as cursor:
-        cursor.execute("SELECT brand_id, name FROM public_brand_names")
-        for brand_id, name in cursor.fetchall():
-            names.setdefault(brand_id, set()).update(tokens(name))
-    return names
-
-
-def _ranked_in_python(queryset, words: list[Word], rows: Iterable[tuple[int, dict]]):
-    ranks = {}
-    for pk, fields in rows:
-        rank = _rank(words, fields)
-        if rank is not None:
-            ranks[pk] = rank
-    return _aliased_by_rank(queryset, ranks)
+    return queryset.alias(**{RANK: rank}).filter(**{f"{RANK}__isnull": False})
 
 
 # --- The two lists --------------------------------------------------------------------------
@@ -187,22 +195,20 @@ def runways(queryset, q: str):
         return queryset
     if connection.vendor == "postgresql":
         return _search_postgres(queryset, words, _brands_named(words))
-    names = _brand_names()
-    columns = ["id", "brand_id", "title", "season_code", "season", "collection_type", "year"]
-    rows = (
-        (
-            pk,
-            {
-                "A": tokens(title) | names.get(brand_id, set()),
-                "B": tokens(season_code, season, collection_type, str(year)),
-                "C": tokens(description),
-            },
-        )
-        for pk, brand_id, title, season_code, season, collection_type, year, description in (
-            queryset.order_by().values_list(*columns, "description")
-        )
+    table = connection.ops.quote_name(queryset.model._meta.db_table)
+    names = (
+        "(SELECT group_concat(n.name, ' ') FROM public_brand_names n "  # noqa: S608 - ours
+        f"WHERE n.brand_id = {table}.brand_id)"
     )
-    return _ranked_in_python(queryset, words, rows)
+    return _ranked_in_sql(
+        queryset,
+        q,
+        f"{table}.title || ' ' || COALESCE({names}, '')",
+        " || ' ' || ".join(
+            f"{table}.{column}" for column in ("season_code", "season", "collection_type", "year")
+        ),
+        f"{table}.description",
+    )
 
 
 def street_snaps(queryset, q: str):
@@ -212,13 +218,10 @@ def street_snaps(queryset, q: str):
         return queryset
     if connection.vendor == "postgresql":
         return _search_postgres(queryset, words, None)
-    rows = (
-        (pk, {"A": tokens(city, title), "C": tokens(description)})
-        for pk, city, title, description in (
-            queryset.order_by().values_list("id", "city", "title", "description")
-        )
+    table = connection.ops.quote_name(queryset.model._meta.db_table)
+    return _ranked_in_sql(
+        queryset, q, f"{table}.city || ' ' || {table}.title", "''", f"{table}.description"
     )
-    return _ranked_in_python(queryset, words, rows)
 
 
 def by_relevance(queryset):

@@ -8,10 +8,12 @@ was the largest share of a list request's time in Python (bench/public_api.py). 
 the same (tests/publicapi/test_serializers.py renders both ways and compares).
 """
 
+import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from django.core.files.storage import default_storage
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
@@ -46,9 +48,18 @@ class ImageURLField(serializers.Field):
 
 def absolute_url(key: str, request) -> str:
     url = default_storage.url(key)
-    if request is not None and not urlsplit(url).netloc:
-        url = request.build_absolute_uri(url)
-    return url
+    if request is None:
+        return url
+    if url.startswith("/") and not url.startswith("//") and "/." not in url:
+        # What build_absolute_uri makes of a plain path: the request's scheme and host before
+        # it, taken once per request rather than parsed again for every image of a page.
+        prefix = getattr(request, "_public_url_prefix", None)
+        if prefix is None:
+            prefix = request._public_url_prefix = request.build_absolute_uri("/")[:-1]
+        return prefix + url
+    if urlsplit(url).netloc:
+        return url
+    return request.build_absolute_uri(url)
 
 
 class RenditionSerializer(serializers.Serializer):
@@ -77,11 +88,24 @@ def image_fields(image, request) -> dict:
 
 
 _DATETIME = serializers.DateTimeField()
+_ZERO = datetime.timedelta(0)
 
 
 def datetime_text(value) -> str | None:
-    """As DRF's DateTimeField renders it (ISO 8601, UTC as Z)."""
-    return None if value is None else _DATETIME.to_representation(value)
+    """As DRF's DateTimeField renders it (ISO 8601, UTC as Z). The database gives UTC, so its
+    conversion to the current time zone (UTC) is skipped when there is nothing to convert."""
+    if value is None:
+        return None
+    if value.utcoffset() == _ZERO and timezone.get_current_timezone_name() == "UTC":
+        return value.isoformat().replace("+00:00", "Z")
+    return _DATETIME.to_representation(value)
+
+
+def album_images(record) -> list:
+    """A record's images in album order: the list publicapi.queries reads, or what
+    prefetch_related left on a model instance."""
+    images = record.images
+    return images if isinstance(images, list) else list(images.all())
 
 
 if TYPE_CHECKING:
@@ -253,8 +277,10 @@ class RunwaySerializer(DirectRendering, serializers.ModelSerializer):
     """A runway as lists show it."""
 
     @staticmethod
-    def render(runway, request) -> dict:
+    def render(runway, request, rendered: dict | None = None) -> dict:
         cover = runway.cover
+        if cover is not None:
+            cover = (rendered or {}).get(cover.id) or RunwayImageSerializer.render(cover, request)
         return {
             "id": runway.id,
             "brand": {"slug": runway.brand_slug, "name": runway.brand_name},
@@ -264,7 +290,7 @@ class RunwaySerializer(DirectRendering, serializers.ModelSerializer):
             "collection_type": runway.collection_type,
             "title": runway.title,
             "description": runway.description,
-            "cover": None if cover is None else RunwayImageSerializer.render(cover, request),
+            "cover": cover,
             "image_count": runway.image_count,
             "published_at": datetime_text(runway.published_at),
         }
@@ -315,11 +341,11 @@ class RunwayDetailSerializer(RunwaySerializer):
 
     @staticmethod
     def render(runway, request) -> dict:
-        images = list(runway.images.all())
+        images = album_images(runway)
         # Each image rendered once; the looks reuse the same dicts.
         rendered = {image.id: RunwayImageSerializer.render(image, request) for image in images}
         return {
-            **RunwaySerializer.render(runway, request),
+            **RunwaySerializer.render(runway, request, rendered),
             "images": [rendered[image.id] for image in images],
             "looks": [
                 {"look_index": look.look_index, "images": [rendered[i.id] for i in look.images]}
@@ -329,8 +355,7 @@ class RunwayDetailSerializer(RunwaySerializer):
 
     @extend_schema_field(LookSerializer(many=True))
     def get_looks(self, runway: PublicRunway):
-        # images.all() is the prefetched list, already in album order.
-        looks = group_looks(list(runway.images.all()))
+        looks = group_looks(album_images(runway))
         return LookSerializer(looks, many=True, context=self.context).data
 
 
@@ -338,8 +363,12 @@ class StreetSnapSerializer(DirectRendering, serializers.ModelSerializer):
     """A street-style album as lists show it."""
 
     @staticmethod
-    def render(snap, request) -> dict:
+    def render(snap, request, rendered: dict | None = None) -> dict:
         cover = snap.cover
+        if cover is not None:
+            cover = (rendered or {}).get(cover.id) or StreetSnapImageSerializer.render(
+                cover, request
+            )
         return {
             "id": snap.id,
             "city": snap.city,
@@ -347,7 +376,7 @@ class StreetSnapSerializer(DirectRendering, serializers.ModelSerializer):
             "month": snap.month,
             "title": snap.title,
             "description": snap.description,
-            "cover": None if cover is None else StreetSnapImageSerializer.render(cover, request),
+            "cover": cover,
             "image_count": snap.image_count,
             "published_at": datetime_text(snap.published_at),
         }
@@ -385,10 +414,10 @@ class StreetSnapDetailSerializer(StreetSnapSerializer):
 
     @staticmethod
     def render(snap, request) -> dict:
-        images = list(snap.images.all())
+        images = album_images(snap)
         rendered = {image.id: StreetSnapImageSerializer.render(image, request) for image in images}
         return {
-            **StreetSnapSerializer.render(snap, request),
+            **StreetSnapSerializer.render(snap, request, rendered),
             "images": [rendered[image.id] for image in images],
             "groups": [
                 {
@@ -401,7 +430,7 @@ class StreetSnapDetailSerializer(StreetSnapSerializer):
 
     @extend_schema_field(GroupSerializer(many=True))
     def get_groups(self, snap: PublicStreetSnap):
-        groups = group_details(list(snap.images.all()))
+        groups = group_details(album_images(snap))
         return GroupSerializer(groups, many=True, context=self.context).data
 
 

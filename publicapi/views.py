@@ -1,10 +1,11 @@
 """The read-only public API. Every query reads the public_* view models only, so nothing that
 is not published and live can be served (the views decide; see publicapi/sql.py).
 
-Query counts are fixed, whatever the page or album size: a list is a count, the page, and
-the page's covers; a detail is one query, its images each joined to the record (two for an
-album without images). Under load every round trip costs a scheduling delay, which is most of
-what a detail costs (bench/public_api.py).
+Query counts are fixed, whatever the page or album size: a list is the page, a count (none
+on a last page) and the page's covers; a detail is one query, the record left-joined to its
+images. Lists and details run statements compiled once (publicapi.queries); under load every
+round trip and every compile costs, which was most of what a request cost
+(bench/public_api.py).
 
 Covers of a list are fetched by id after the page rather than joined into it: PostgreSQL
 would otherwise join every public image before sorting and cutting the page (on a deep page
@@ -21,9 +22,10 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
-from rest_framework.generics import get_object_or_404
 from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param, replace_query_param
 
+from publicapi import queries
 from publicapi.facets import RUNWAY_FACETS, STREET_SNAP_FACETS, Facet, facet_counts
 from publicapi.filters import BrandFilter, RunwayFilter, StreetSnapFilter
 from publicapi.http import PublicAPIView
@@ -60,7 +62,7 @@ from publicapi.serializers import (
 from publicapi.similar import similar_images
 
 __all__ = ["NEWEST_FIRST"]
-ALBUM_ORDER = ["sort_order", "id"]
+MAX_OFFSET = 2**53
 INDEX_LATEST = 12
 INDEX_FEATURED_BRANDS = 48
 
@@ -68,17 +70,13 @@ INDEX_FEATURED_BRANDS = 48
 class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
     pagination_class = PublicPagination
     detail_serializer_class: type[serializers.BaseSerializer] | None = None
-    # Set: a detail is one query (get_object).
-    image_model: type[PublicRunwayImage] | type[PublicStreetSnapImage] | None = None
     filterset_class: type[FilterSet]  # django-filter reads it (DjangoFilterBackend)
-    record_field = ""
+    facets: list[Facet] = []
 
     def get_serializer_class(self):
         if self.action == "retrieve" and self.detail_serializer_class is not None:
             return self.detail_serializer_class
         return self.serializer_class
-
-    facets: list[Facet] = []
 
     def filter_queryset(self, queryset):
         # Filters are list parameters; a detail URL names its record whatever the query says.
@@ -86,33 +84,58 @@ class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
             return queryset
         return super().filter_queryset(queryset)
 
-    def get_object(self):
-        """A record and all its images in one query: the images, each joined to its record.
-        Only an album without images needs a second query, for the record alone."""
-        if self.image_model is None:
-            return super().get_object()
+
+class PublicRecordViewSet(PublicReadOnlyViewSet):
+    """Runways and street snaps: lists and details through publicapi.queries (statements
+    compiled once, rows without model instances), the same JSON as the serializers give."""
+
+    lookup_value_regex = r"[0-9]+"
+
+    def get_queryset(self):
+        return self.serializer_class.Meta.model.objects.order_by(*NEWEST_FIRST)
+
+    def list(self, request, *args, **kwargs):
+        pagination = self.paginator
+        number = pagination.get_page_number(request, None)
+        size = pagination.get_page_size(request)
+        offset = (number - 1) * size
+        if offset > MAX_OFFSET:  # past any list (and past what SQL takes as an offset)
+            raise NotFound()
+        filtered = None
+        if any(name in request.query_params for name in self.filterset_class.base_filters):
+            filtered = self.filter_queryset(self.get_queryset())
+        model = self.serializer_class.Meta.model
+        page = queries.page(model, filtered, offset=offset, size=size)
+        if page is None:
+            raise NotFound()
+        url = request.build_absolute_uri()
+        previous = None
+        if number > 1:
+            previous = (
+                remove_query_param(url, pagination.page_query_param)
+                if number == 2
+                else replace_query_param(url, pagination.page_query_param, number - 1)
+            )
+        results = self.get_serializer(page.records, many=True).data
+        return Response(
+            {
+                "count": page.count,
+                "next": replace_query_param(url, pagination.page_query_param, number + 1)
+                if page.has_next
+                else None,
+                "previous": previous,
+                "results": results,
+            }
+        )
+
+    def retrieve(self, request, *args, **kwargs):
         pk = self.kwargs[self.lookup_field]
         if len(pk) > 18:  # beyond any id (and a bigint: SQLite's driver would overflow)
             raise NotFound()
-        images = list(
-            self.image_model.objects.filter(**{f"{self.record_field}_id": pk})
-            .select_related(self.record_field)
-            .order_by(*ALBUM_ORDER)
-        )
-        if images:
-            record = getattr(images[0], self.record_field)
-            for image in images:  # one record object for all, not a copy per row
-                setattr(image, self.record_field, record)
-        else:
-            record = get_object_or_404(self.get_queryset(), pk=pk)
-        # What prefetch_related would leave: `record.images.all()` is this list. (QuerySet
-        # internals, which the stubs declare only in part.)
-        prefetched = self.image_model.objects.all()
-        prefetched._result_cache, prefetched._prefetch_done = images, True  # type: ignore[union-attr,assignment]
-        record._prefetched_objects_cache = {"images": prefetched}
-        # The view's cover_id is already null unless it is a live image of this album.
-        record.cover = next((i for i in images if i.pk == record.cover_id), None)
-        return record
+        record = queries.detail(self.serializer_class.Meta.model, int(pk))
+        if record is None:
+            raise NotFound()
+        return Response(self.get_serializer(record).data)
 
     def facet_response(self, request):
         filterset = self.filterset_class(
@@ -136,13 +159,11 @@ class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
         "(a look and its detail shots share one), looks in `look_index` order.",
     ),
 )
-class RunwayViewSet(PublicReadOnlyViewSet):
+class RunwayViewSet(PublicRecordViewSet):
     serializer_class = RunwaySerializer
     detail_serializer_class = RunwayDetailSerializer
     filterset_class = RunwayFilter
     facets = RUNWAY_FACETS
-    image_model, record_field = PublicRunwayImage, "runway"
-    lookup_value_regex = r"[0-9]+"
 
     @facets_schema(
         RunwayFacetsSerializer,
@@ -153,12 +174,6 @@ class RunwayViewSet(PublicReadOnlyViewSet):
     @action(detail=False, url_path="facets")
     def list_facets(self, request):
         return self.facet_response(request)
-
-    def get_queryset(self):
-        runways = PublicRunway.objects.order_by(*NEWEST_FIRST)
-        if self.action == "retrieve":
-            return runways  # get_object reads the images and the cover with it
-        return runways.prefetch_related("cover")
 
 
 @extend_schema_view(
@@ -176,13 +191,11 @@ class RunwayViewSet(PublicReadOnlyViewSet):
         "order. A detail whose main image is no longer shown is shown as a main image.",
     ),
 )
-class StreetSnapViewSet(PublicReadOnlyViewSet):
+class StreetSnapViewSet(PublicRecordViewSet):
     serializer_class = StreetSnapSerializer
     detail_serializer_class = StreetSnapDetailSerializer
     filterset_class = StreetSnapFilter
     facets = STREET_SNAP_FACETS
-    image_model, record_field = PublicStreetSnapImage, "street_snap"
-    lookup_value_regex = r"[0-9]+"
 
     @facets_schema(
         StreetSnapFacetsSerializer,
@@ -193,12 +206,6 @@ class StreetSnapViewSet(PublicReadOnlyViewSet):
     @action(detail=False, url_path="facets")
     def list_facets(self, request):
         return self.facet_response(request)
-
-    def get_queryset(self):
-        snaps = PublicStreetSnap.objects.order_by(*NEWEST_FIRST)
-        if self.action == "retrieve":
-            return snaps  # get_object reads the images and the cover with it
-        return snaps.prefetch_related("cover")
 
 
 @extend_schema_view(

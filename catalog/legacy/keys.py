@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from catalog.keys import (
     KeyValueError,
@@ -45,7 +46,7 @@ def normalise_record(row: LegacyRecord) -> tuple[LegacyRecord, tuple[str, ...], 
     fields that changed, and why a value cannot be stored (no normal form, or too long for its
     column; such a value is kept as given and the row stops the run)."""
     normalisers = _RUNWAY_KEY_FIELDS if row.kind == RUNWAY else _STREET_KEY_FIELDS
-    values: dict[str, str] = {}
+    values: dict[str, Any] = {}  # replace() takes every field's type
     problems: list[str] = []
     for name, normalise in (normalisers | _SOURCE_FIELDS).items():
         given = getattr(row, name)

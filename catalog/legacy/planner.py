@@ -88,11 +88,11 @@ def build_plan(
     for table in TABLES:
         _plan_images(plan, source, table, catalog, brand_slugs, ticker)
     ticker.finish()
-    for (table, status), n in counts.items():
-        if table == BRANDS:
+    for (table_name, status), n in counts.items():
+        if table_name == BRANDS:
             plan.brand_tally["legacy"] = n
         else:
-            plan.tally(table, status).legacy = n
+            plan.tally(table_name, status).legacy = n
     plan.checks = plan_checks(plan)
     return plan
 
@@ -121,6 +121,7 @@ def _plan_brands(
     slugs: dict[BrandKey, str] = {}
     created: set[str] = set()
     # Live brands first, so a deleted duplicate slug never names the brand this run creates.
+    key: BrandKey
     for row in sorted(rows, key=lambda b: (b.deleted, b.id)):
         given, slug = row.slug, normalize_brand_slug(row.slug)
         remembered = earlier.get(row.id)
@@ -188,10 +189,11 @@ def _plan_records(
     brand_slugs: Mapping[BrandKey, str],
     catalog: CatalogState,
 ) -> None:
-    live_keys: dict[tuple, Ref] = dict(catalog.live_keys[kind])
+    # Keyed by RecordPlan.key, typed optional: a row without a key never gets past decide().
+    live_keys: dict[tuple | None, Ref] = dict(catalog.live_keys[kind])
     # Entity key -> the first legacy published row of it imported soft-deleted: the show an
     # approved draft was promoted to, since taken down by an editor.
-    deleted_published: dict[tuple, Ref] = {}
+    deleted_published: dict[tuple | None, Ref] = {}
     source_keys: dict[tuple[str, str], Ref] = dict(catalog.source_keys[kind])
     # (table, legacy id) -> (fields put in normal form, values that cannot be stored).
     normal_forms: dict[tuple[str, int], tuple[tuple[str, ...], list[str]]] = {}

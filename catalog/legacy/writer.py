@@ -16,11 +16,11 @@ a whole real run measured 200-300 bytes per legacy row.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from itertools import batched
-from typing import Protocol
+from typing import Protocol, cast
 
 from django.db import connection, models
 from psycopg import sql
@@ -91,7 +91,10 @@ def read_catalog_state() -> CatalogState:
     streets = StreetSnap.objects.filter(holders).values_list(
         "id", "status", "source", "source_url", "deleted_at", "city", "year", "month", "title_key"
     )
-    entity_key = {RUNWAY: catalog_runway_key, STREET: catalog_street_key}
+    entity_key: dict[str, Callable[..., tuple]] = {
+        RUNWAY: catalog_runway_key,
+        STREET: catalog_street_key,
+    }
     for kind, rows in ((RUNWAY, runways), (STREET, streets)):
         for pk, status, source, source_url, deleted_at, *key in rows.iterator(chunk_size=5_000):
             ref = CatalogRef(kind, pk, status, deleted=deleted_at is not None)
@@ -142,12 +145,12 @@ class OrmInserter:
     def insert(self, model: type[models.Model], rows: list[Row], *, ids: bool = True) -> list[int]:
         objects = [model(**row) for row in rows]
         with _legacy_timestamps(model):
-            model.objects.bulk_create(objects)
+            model._default_manager.bulk_create(objects)
         return [obj.pk for obj in objects] if ids else []
 
     def set_column(self, model: type[models.Model], attname: str, pairs: list[tuple]) -> None:
         objects = [model(pk=pk, **{attname: value}) for pk, value in pairs]
-        model.objects.bulk_update(objects, [attname], batch_size=RECORD_BATCH)
+        model._default_manager.bulk_update(objects, [attname], batch_size=RECORD_BATCH)
 
 
 class CopyInserter:
@@ -162,7 +165,7 @@ class CopyInserter:
         """(attname, column, prepared default) of every column COPY writes, id excluded."""
         if model not in self._columns:
             self._columns[model] = [
-                (f.attname, f.column, f.get_db_prep_save(f.get_default(), connection))
+                (f.attname, cast(str, f.column), f.get_db_prep_save(f.get_default(), connection))
                 for f in model._meta.concrete_fields
                 if not f.primary_key and not getattr(f, "generated", False)
             ]
@@ -201,11 +204,13 @@ class CopyInserter:
 
     def set_column(self, model: type[models.Model], attname: str, pairs: list[tuple]) -> None:
         # One statement per batch over two arrays, instead of bulk_update's CASE per row.
-        field = model._meta.get_field(attname.removesuffix("_id"))
+        # A column of the model's own (get_field could also name a reverse relation).
+        field = cast(models.Field, model._meta.get_field(attname.removesuffix("_id")))
+        column = cast(str, field.column)
         query = sql.SQL(
             "UPDATE {table} SET {column} = v.value FROM unnest(%s::bigint[], %s::bigint[])"
             " AS v(id, value) WHERE {table}.id = v.id"
-        ).format(table=sql.Identifier(model._meta.db_table), column=sql.Identifier(field.column))
+        ).format(table=sql.Identifier(model._meta.db_table), column=sql.Identifier(column))
         with connection.cursor() as cursor, connection.wrap_database_errors:
             for chunk in batched(pairs, ID_MAP_BATCH):
                 cursor.cursor.execute(query, [[pk for pk, _ in chunk], [v for _, v in chunk]])
@@ -222,7 +227,7 @@ def _legacy_timestamps(*model_classes: type[models.Model]) -> Iterator[None]:
     # queue by age), so those flags are off while the import writes. A management command is
     # single-threaded; the finally restores them whatever happens.
     fields = [
-        f
+        cast(models.DateField, f)  # DateTimeField is one too
         for model in model_classes
         for f in model._meta.concrete_fields
         if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)
@@ -307,7 +312,7 @@ class _Writer:
     def _brand_id(self, key: BrandKey | None) -> int:
         if isinstance(key, int):
             return key
-        return self.brand_ids[key]
+        return self.brand_ids[cast(tuple[str, str], key)]  # a brand this run created
 
     def write_records(self, kind: str) -> None:
         inserts = self.plan.inserts[kind]
@@ -356,6 +361,7 @@ class _Writer:
         for (table, legacy_id), rp in self.plan.records.items():
             if rp.outcome == EARLIER:
                 continue
+            new_id: int | None
             if rp.outcome in INSERTED:
                 new_id = self.record_ids[(table, legacy_id)]
             else:

@@ -9,9 +9,9 @@ needs the permission to publish, like approving and unpublishing do. Review tran
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -35,7 +35,7 @@ from catalog.services.records import (
 
 
 def _lock_to_curate[R: Record](
-    record: R, actor: AbstractBaseUser, expected_version: int | None, *, images: bool = True
+    record: R, actor: User, expected_version: int | None, *, images: bool = True
 ) -> R:
     locked = record_lock(record=record, expected_version=expected_version)
     record_check_may_curate(record=locked, actor=actor, images=images)
@@ -49,6 +49,10 @@ def _record_of(image: RecordImage) -> Record:
     # Only the id is needed: record_lock re-reads the row under the lock.
     if isinstance(image, RunwayImage):
         return Runway(pk=image.runway_id)
+    return _street_snap_of(cast(StreetSnapImage, image))
+
+
+def _street_snap_of(image: StreetSnapImage) -> StreetSnap:
     return StreetSnap(pk=image.street_snap_id)
 
 
@@ -83,7 +87,7 @@ def _repair_cover(record: Record) -> None:
 def record_update(
     *,
     record: Record,
-    actor: AbstractBaseUser,
+    actor: User,
     changes: dict[str, Any],
     expected_version: int | None = None,
 ) -> tuple[Record, dict[str, list[str]]]:
@@ -100,7 +104,7 @@ def record_update(
 
 @transaction.atomic
 def image_soft_delete(
-    *, image: RecordImage, actor: AbstractBaseUser, expected_version: int | None = None
+    *, image: RecordImage, actor: User, expected_version: int | None = None
 ) -> Record:
     """Soft-delete an image; repair the cover and image_count.
 
@@ -140,7 +144,7 @@ def record_set_cover(
     *,
     record: Record,
     image: RecordImage,
-    actor: AbstractBaseUser,
+    actor: User,
     expected_version: int | None = None,
 ) -> Record:
     """Make a live image of the record its cover."""
@@ -188,11 +192,11 @@ def street_image_attach(
     *,
     image: StreetSnapImage,
     main: StreetSnapImage,
-    actor: AbstractBaseUser,
+    actor: User,
     expected_version: int | None = None,
 ) -> StreetSnap:
     """Attach a street image as a detail of a chosen main image of the same album."""
-    record = _lock_to_curate(_record_of(image), actor, expected_version)
+    record = _lock_to_curate(_street_snap_of(image), actor, expected_version)
     image = _image_of(record, image.pk)
     main = _image_of(record, main.pk)
     return _attach(record, [image], main)
@@ -203,7 +207,7 @@ def street_images_attach(
     *,
     images: Sequence[StreetSnapImage],
     main: StreetSnapImage,
-    actor: AbstractBaseUser,
+    actor: User,
     expected_version: int | None = None,
 ) -> StreetSnap:
     """Attach a selection of street images as details of a chosen main image of the same
@@ -217,18 +221,18 @@ def street_images_attach(
     image_ids = list(dict.fromkeys(image.pk for image in images))
     if not image_ids:
         raise RecordWriteRefused("Select the images to attach first.")
-    record = _lock_to_curate(_record_of(main), actor, expected_version)
+    record = _lock_to_curate(_street_snap_of(main), actor, expected_version)
     main = _image_of(record, main.pk)
     return _attach(record, _images_of(record, image_ids), main)
 
 
 @transaction.atomic
 def street_image_attach_to_previous(
-    *, image: StreetSnapImage, actor: AbstractBaseUser, expected_version: int | None = None
+    *, image: StreetSnapImage, actor: User, expected_version: int | None = None
 ) -> StreetSnap:
     """Attach a street image as a detail of the nearest live main image before it (by
     sort_order, then id): the usual case of a detail shot crawled right after its look."""
-    record = _lock_to_curate(_record_of(image), actor, expected_version)
+    record = _lock_to_curate(_street_snap_of(image), actor, expected_version)
     image = _image_of(record, image.pk)
     before = Q(sort_order__lt=image.sort_order) | Q(sort_order=image.sort_order, pk__lt=image.pk)
     previous = (
@@ -245,10 +249,10 @@ def street_image_attach_to_previous(
 
 @transaction.atomic
 def street_image_detach(
-    *, image: StreetSnapImage, actor: AbstractBaseUser, expected_version: int | None = None
+    *, image: StreetSnapImage, actor: User, expected_version: int | None = None
 ) -> StreetSnap:
     """Make a detail a main image again (its own group, in its place in the order)."""
-    record = _lock_to_curate(_record_of(image), actor, expected_version)
+    record = _lock_to_curate(_street_snap_of(image), actor, expected_version)
     image = _image_of(record, image.pk)
     if not image.is_detail:
         raise RecordWriteRefused(f"Image {image.pk} is already a main image.")

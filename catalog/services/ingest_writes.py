@@ -131,7 +131,7 @@ def _record_create[R: (Runway, StreetSnap)](
 def _record_reopen[R: (Runway, StreetSnap)](
     record: R, *, content: Content, images: Sequence[NewImage]
 ) -> R:
-    columns = _columns(content)
+    columns: dict[str, Any] = _columns(content)
     with transaction.atomic():
         locked = record_lock(record=record)
         if locked.status != locked.Status.REJECTED:
@@ -187,7 +187,8 @@ def _images_add(
                 # No detail of a detail: the parent must be a main image of this album.
                 raise ValueError(f"image {position}: the parent must be a main image")
 
-    model = StreetSnapImage if is_street else RunwayImage
+    # Either image model: Any, as each model's bulk methods take only rows of their own.
+    model: Any = StreetSnapImage if is_street else RunwayImage
     owner: dict[str, Any] = {"street_snap": record} if is_street else {"runway": record}
     rows = model.objects.bulk_create(
         [

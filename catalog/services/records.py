@@ -10,11 +10,11 @@ who may curate a record (`record_check_may_curate`), live here too.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast, overload
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Field
 
 from catalog.models import (
     Record,
@@ -85,7 +85,8 @@ def record_lock[R: Record](*, record: R, expected_version: int | None = None) ->
     (None: the caller has no loaded version to compare, e.g. a bulk action on a list or an
     ingest job). Only the primary key of `record` is used.
     """
-    locked = type(record).objects.select_for_update().get(pk=record.pk)
+    # A row of record's own model (the stubs type the manager of the abstract base).
+    locked = cast(R, type(record).objects.select_for_update().get(pk=record.pk))
     if locked.deleted_at is not None:
         raise RecordStateError(f"“{locked}” is deleted; it cannot be changed.")
     if expected_version is not None and locked.version != expected_version:
@@ -129,7 +130,8 @@ def record_apply_edits(*, record: Record, changes: dict[str, Any]) -> dict[str, 
         raise ValueError(f"Not editable on {type(record).__name__}: {sorted(unknown)}")
     diff: dict[str, list[str]] = {}
     for name, value in changes.items():
-        field = record._meta.get_field(name)
+        # EDITABLE_FIELDS names the model's own fields, never a reverse relation.
+        field = cast(Field, record._meta.get_field(name))
         old = getattr(record, field.attname)
         new = value.pk if field.is_relation and value is not None else value
         if old == new:
@@ -150,7 +152,7 @@ def permission_name(model: type[Record] | type[RecordImage], action: str) -> str
     return f"{opts.app_label}.{action}_{opts.model_name}"
 
 
-def record_check_may_curate(*, record: Record, actor: AbstractBaseUser, images: bool) -> None:
+def record_check_may_curate(*, record: Record, actor: User, images: bool) -> None:
     """Refuse `actor` a curation write to a locked `record`: its fields (`images` False) or
     its images (True).
 
@@ -175,6 +177,12 @@ def record_check_may_curate(*, record: Record, actor: AbstractBaseUser, images: 
         )
 
 
+@overload
+def first_main_image(record: Runway) -> RunwayImage | None: ...
+@overload
+def first_main_image(record: StreetSnap) -> StreetSnapImage | None: ...
+@overload
+def first_main_image(record: Record) -> RecordImage | None: ...
 def first_main_image(record: Record) -> RecordImage | None:
     """The record's first live main image by (sort_order, id): where the cover goes when a
     record is written with new images or loses its cover. (The legacy import applies the

@@ -337,7 +337,8 @@ def test_throttle_counts_live_in_redis_so_every_web_process_shares_them(
 
 
 def test_a_window_left_without_an_expiry_gets_one_back(client, settings, redis_cache):
-    # What a window expiring between the throttle's SET NX and INCR leaves: a count, no TTL.
+    # A count without a TTL (what a window expiring between an older throttle's SET NX and
+    # INCR left) would count, and refuse, this client forever.
     connection, prefix = redis_cache
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,

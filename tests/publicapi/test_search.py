@@ -2,6 +2,8 @@
 the last word a prefix; relevance order; every filter still applies; the same on PostgreSQL
 (tsvector) and SQLite (the Python fallback)."""
 
+import sqlite3
+
 import pytest
 
 from catalog.models import Runway
@@ -195,3 +197,26 @@ def test_parse_marks_only_the_last_word_as_a_prefix():
     assert [(w.text, w.prefix) for w in words] == [("Acme", False), ("cout", True)]
     assert [w.tsquery() for w in words] == ["Acme", "cout:*"]
     assert [w.tsquery("A") for w in words] == ["Acme:A", "cout:*A"]
+
+
+def test_sqlite_a_search_takes_no_parameter_per_match(client, at):
+    # The fallback once listed the matching ids as query parameters: more matches than
+    # SQLite's limit on parameters (32766 by default) failed. Here the limit is lowered to 8.
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's parameter limit")
+    for n in range(12):
+        RunwayFactory(published=True, published_at=at(n), title=f"Velvet {n}")
+    connection.ensure_connection()
+    limit = connection.connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    connection.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 8)
+    try:
+        response = client.get("/api/v1/runways/", {"q": "velvet", "page_size": 5})
+        facets = client.get("/api/v1/runways/facets/", {"q": "velvet"})
+    finally:
+        connection.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, limit)
+
+    assert response.status_code == 200, response.content
+    assert response.json()["count"] == 12
+    assert facets.json()["count"] == 12

@@ -661,11 +661,11 @@ def street_album(mains: int):
 def test_list_query_count_does_not_grow_with_page_size(
     client, django_assert_num_queries, page_size
 ):
-    for _ in range(40):
+    for _ in range(41):
         album(1)  # each of a brand of its own
         street_album(1)
 
-    # A count, the page, and the page's covers (brands have none); the brand's slug and
+    # The page, the count and the page's covers (brands have none); the brand's slug and
     # name come with the runway row.
     for url, queries in [
         ("/api/v1/runways/", 3),
@@ -675,13 +675,28 @@ def test_list_query_count_does_not_grow_with_page_size(
         with django_assert_num_queries(queries):
             body = get_json(client, url, page_size=page_size)
         assert len(body["results"]) == page_size
+        assert body["count"] == 41
         assert all(item.get("cover", True) for item in body["results"])
 
 
-def test_a_detail_without_images_takes_a_second_query(client, django_assert_num_queries):
+def test_the_last_page_needs_no_count(client, django_assert_num_queries):
+    for _ in range(5):
+        album(1)
+
+    # The page and its covers: a page that is the last knows how many there are.
+    with django_assert_num_queries(2):
+        body = get_json(client, "/api/v1/runways/", page_size=2, page=3)
+    with django_assert_num_queries(2):
+        whole = get_json(client, "/api/v1/runways/", page_size=10)
+
+    assert (body["count"], len(body["results"]), body["next"]) == (5, 1, None)
+    assert (whole["count"], len(whole["results"])) == (5, 5)
+
+
+def test_a_detail_without_images_is_one_query_too(client, django_assert_num_queries):
     runway = RunwayFactory(published=True)
 
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(1):
         body = get_json(client, f"/api/v1/runways/{runway.pk}/")
 
     assert (body["id"], body["images"], body["looks"], body["cover"]) == (runway.pk, [], [], None)

@@ -10,6 +10,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from django.core.management.base import BaseCommand, CommandError
@@ -80,7 +81,7 @@ class Command(BaseCommand):
                 returncode=EXIT_USAGE,
             ) from error
 
-        report = {
+        report: dict[str, Any] = {
             "checks": result.checks,
             "dry_run": result.dry_run,
             "written": result.written,
