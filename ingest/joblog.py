@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 logger = logging.getLogger("ingest.jobs")
 
@@ -70,10 +70,11 @@ def _log_end(context: JobContext, outcome: str, total: float, queue_wait: float 
 
     from ingest.models import IngestJob
 
+    job_id = cast(int, context.ingest_job_id)  # job_run's context: an ingest job's
     row: Mapping[str, Any] | None
     try:
         row = (
-            IngestJob.objects.filter(pk=context.ingest_job_id)
+            IngestJob.objects.filter(pk=job_id)
             .values("status", "reason", "runway_id", "street_snap_id", "attempts", "report")
             .first()
         )

@@ -113,8 +113,8 @@ class RecordPageAdmin(CurationAdmin):
         # Only an editor who may act on the album holds it; a view-only reader never does.
         may_act = self.has_change_permission(request, obj)
         if not (may_act and claim_take(record=obj, user=request.user)):
-            holder = claims_of_others(model=self.model, user=request.user, record_ids=[obj.pk])
-            holder = holder.get(obj.pk, "")
+            others = claims_of_others(model=self.model, user=request.user, record_ids=[obj.pk])
+            holder = others.get(obj.pk, "")
         return {
             **self.grid_context(request, obj),
             "token": token,
