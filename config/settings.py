@@ -146,6 +146,8 @@ MAINTENANCE_PURGE_WEBHOOK_IDS_SCHEDULE = env.str(
     "MAINTENANCE_PURGE_WEBHOOK_IDS_SCHEDULE", default="17 * * * *"
 )
 MAINTENANCE_GC_MEDIA_SCHEDULE = env.str("MAINTENANCE_GC_MEDIA_SCHEDULE", default="42 3 * * *")
+# Enqueues the renditions of albums whose follow-up job was lost (ingest.tasks.renditions_catch_up).
+MAINTENANCE_RENDITIONS_SCHEDULE = env.str("MAINTENANCE_RENDITIONS_SCHEDULE", default="*/10 * * * *")
 RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 
 # --- Cache ----------------------------------------------------------------------------------
