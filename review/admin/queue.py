@@ -52,7 +52,8 @@ class QueueAdmin(RecordListAdmin):
         list has, for "3 of 41": one row read, however long the list."""
         queryset = self.queue_queryset(request)
         ranked = queryset.annotate(
-            queue_position=Window(RowNumber(), order_by=list(queryset.query.order_by)),
+            # The stubs type Query.order_by more loosely than Window's order_by.
+            queue_position=Window(RowNumber(), order_by=list(queryset.query.order_by)),  # type: ignore[arg-type]
             queue_total=Window(Count("pk")),
             # The row's own id as a window value: a filter on it applies after the window
             # functions (QUALIFY), so the position and total are those of the whole list.
