@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from django.db.models import Count
 from rest_framework.exceptions import ValidationError
 
+from publicapi import search
+
 MAX_VALUES = 50
 
 
@@ -44,7 +46,10 @@ def facet_counts(filterset, facets: list[Facet]) -> dict:
     }
     base = filterset.queryset
     if "q" in chosen:
-        base = filterset.filters["q"].filter(base, chosen.pop("q"))
+        # Every match counts: the ranking's cap (search.MAX_RANKED) is for ordering a list.
+        q = chosen.pop("q")
+        if search.parse(q):
+            base = filterset.filters["q"].match(base, q)
     base = base.order_by()
 
     def filtered(leave_out: str | None):

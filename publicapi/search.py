@@ -29,6 +29,10 @@ from django.db.models.expressions import RawSQL
 from publicapi.models import public_connection
 
 MAX_QUERY_LENGTH = 200
+# A search ranks at most this many matches, the newest: a broad query ("couture", thousands
+# of shows) is ranked among its newest matches, not all of them (docs/api.md). More words or
+# a filter narrow the matches and so reach older ones.
+MAX_RANKED = 1000
 CONFIG = "archive_search"
 WEIGHTS = {"A": 4, "B": 2, "C": 1}
 RANK = "search_rank"
@@ -224,5 +228,13 @@ def street_snaps(queryset, q: str):
     )
 
 
-def by_relevance(queryset):
-    return queryset.order_by(F(RANK).desc(), *NEWEST_FIRST)
+def by_relevance(queryset, matched):
+    """`queryset`'s rows among the MAX_RANKED newest of `matched` (a search of it), by
+    relevance, then newest first. The rank is computed for those rows only."""
+    candidates = matched.order_by(*NEWEST_FIRST).values("pk")[:MAX_RANKED]
+    rank = matched.query.annotations[RANK]
+    return (
+        queryset.filter(pk__in=candidates)
+        .alias(**{RANK: rank})
+        .order_by(F(RANK).desc(), *NEWEST_FIRST)
+    )
