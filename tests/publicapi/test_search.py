@@ -231,6 +231,7 @@ def test_a_broad_search_ranks_only_its_newest_matches(client, at, monkeypatch):
         RunwayFactory(published=True, published_at=at(n), description="velvet", year=2002)
         for n in range(2, 6)
     ]
+    RunwayFactory(published=True, published_at=at(9), title="Linen")  # newest, no match
 
     ranked = client.get("/api/v1/runways/", {"q": "velvet"}).json()
     filtered = client.get("/api/v1/runways/", {"q": "velvet", "year": 2001}).json()
