@@ -252,11 +252,16 @@ def street_snaps(queryset, q: str):
 
 def by_relevance(queryset, matched):
     """`queryset`'s rows among the MAX_RANKED newest of `matched` (a search of it), by
-    relevance, then newest first. The rank is computed for those rows only."""
+    relevance, then newest first. The rank is computed for those rows only.
+
+    On PostgreSQL the candidates' ids are read first, in one query, and given to the page and
+    the count as one array: as a subquery, each of them would find the matches again."""
     candidates = matched.order_by(*NEWEST_FIRST).values("pk")[:MAX_RANKED]
+    if connection.vendor == "postgresql":
+        ids = [row["pk"] for row in candidates]
+        candidates_sql = RawSQL("id = ANY(%s)", [ids], output_field=BooleanField())  # noqa: S611
+        queryset = queryset.filter(candidates_sql)
+    else:
+        queryset = queryset.filter(pk__in=candidates)
     rank = matched.query.annotations[RANK]
-    return (
-        queryset.filter(pk__in=candidates)
-        .alias(**{RANK: rank})
-        .order_by(F(RANK).desc(), *NEWEST_FIRST)
-    )
+    return queryset.alias(**{RANK: rank}).order_by(F(RANK).desc(), *NEWEST_FIRST)
