@@ -14,14 +14,22 @@ Five parts, printed in order:
    p50/p95 of each endpoint, search, facets and similar images included.
 2. The query plans of the list, a search, a facet and a similar-images lookup.
 3. What each change bought: the same requests with each change undone in turn (DRF's
-   field-by-field rendering; DRF's throttle; the page query without the partial index).
+   field-by-field rendering; DRF's throttle; the page query without the partial index), and
+   each of issue 12's changes timed against what it replaced: statements compiled once
+   (publicapi/queries.py) against Django's querysets and model instances, the count exact up
+   to 1,000 against an exact count, orjson against DRF's JSONRenderer, the throttle's one
+   script against a pipeline of three commands, facets in one scan against one query per
+   facet, a search ranking its newest 1,000 matches against ranking all, and the
+   similar-images distance counted in SQL against in Python.
 4. The profile of a list request (cProfile, top functions by own time).
 5. Throughput, side by side in one run: gunicorn (1 worker, BENCH_THREADS threads,
    keep-alive) serving the API and a bare view (raw SQL on the same views, json.dumps; see
-   bench/public_api_parts/bare.py) of the runway list and a runway detail; BENCH_THREADS
-   client threads on keep-alive connections, the two alternated for BENCH_ROUNDS rounds of
-   BENCH_SECONDS each; the median requests/s of each and their ratio. The throttle is on (a
-   rate no client reaches) and ETags are kept. The bodies are checked equal first.
+   bench/public_api_parts/bare.py: it runs the API's count rule too, so both do the same
+   database work) of the runway list and a runway detail; BENCH_THREADS client threads on
+   keep-alive connections, the two alternated for BENCH_ROUNDS rounds of BENCH_SECONDS each
+   (each round started by the other side in turn); the median requests/s of each, their
+   ratio, and the median of the rounds' own ratios. The throttle is on (a rate no client
+   reaches) and ETags are kept. The bodies are checked equal first.
 
 Run: .venv/bin/python bench/public_api.py      (BENCH_PARTS=15: only parts 1 and 5)
 """
