@@ -14,6 +14,7 @@ and its pipeline streams, so a worker's memory stays small for large PNGs too.
 from __future__ import annotations
 
 import base64
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,8 +24,11 @@ import thash
 WIDTHS = (400, 1200)
 FORMAT = "webp"
 MIME_TYPE = "image/webp"
-# WebP quality as the naive path has it. `effort` (0-6) is where the time goes: 2 measured
-# about 3x faster than Pillow's default method 4 for a few percent more bytes.
+# WebP quality as the naive path has it. `effort` (0-6) is where the time goes, and it is a
+# step, not a slope: from 3 up libwebp adds rate-distortion optimisation, which doubles the
+# encode. Effort 2 keeps the picture as close to the resized original as Pillow's method 4
+# does (SSIM within 0.003) at half the CPU; what it gives up is resemblance to method 4's own
+# artefacts (docs/renditions.md, "Settings": no quality, preset or subsampling measured better).
 QUALITY = 80
 EFFORT = 2
 PLACEHOLDER_SIDE = 100  # ThumbHash's own maximum
@@ -66,6 +70,22 @@ class Rendered:
     renditions: tuple[Rendition, ...]  # ascending width, only the widths the image reaches
     placeholder: str  # ThumbHash, base64
     color: str  # "#rrggbb"
+
+
+def share_cores(images_at_once: int) -> None:
+    """Size libvips' thread pool for ``images_at_once`` images rendered in parallel threads:
+    the cores divided between them, at least one thread each.
+
+    libvips gives every pipeline as many threads as there are cores, which is right for one
+    image at a time; with several at once their pools oversubscribe the cores, and
+    bench/renditions.py measured the backfill slower with two workers than with one on two
+    cores. VIPS_CONCURRENCY, when set, is the operator's choice and wins. Process-wide: the
+    callers that render in threads call it before they start them.
+    """
+    if os.environ.get("VIPS_CONCURRENCY"):
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    pyvips.concurrency_set(max(1, (cores or 1) // max(1, images_at_once)))
 
 
 def upright_size(data: bytes) -> tuple[int, int]:

@@ -21,6 +21,7 @@ for func, schedule, timeout in (
     (tasks.reconcile, settings.MAINTENANCE_RECONCILE_SCHEDULE, 300),
     (tasks.purge_webhook_ids, settings.MAINTENANCE_PURGE_WEBHOOK_IDS_SCHEDULE, 600),
     (tasks.gc_media, settings.MAINTENANCE_GC_MEDIA_SCHEDULE, 6 * 3600),
+    (tasks.renditions_catch_up, settings.MAINTENANCE_RENDITIONS_SCHEDULE, 300),
 ):
     cron.register(
         func,

@@ -45,9 +45,14 @@ class PlainFormatter(logging.Formatter):
         return f"{line} [{' '.join(ids)}]" if ids else line
 
 
+# Asked every few seconds by every load balancer and orchestrator: a line for each answer
+# that says "fine" would bury the lines that matter. A failing probe is logged.
+_PROBES = frozenset({"/healthz", "/readyz"})
+
+
 class RequestIdMiddleware:
     """Outermost middleware: one contextvar set and one log line per request, nothing more
-    (the public API's per-request budget is small)."""
+    (the public API's per-request budget is small); successful health probes are not logged."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -63,7 +68,8 @@ class RequestIdMiddleware:
         try:
             response = self.get_response(request)
             response["X-Request-ID"] = rid
-            if request_logger.isEnabledFor(logging.INFO):
+            quiet = request.path in _PROBES and response.status_code < 400
+            if not quiet and request_logger.isEnabledFor(logging.INFO):
                 request_logger.info(
                     "%s %s %s",
                     request.method,

@@ -77,7 +77,16 @@ class IngestJobAdmin(admin.ModelAdmin):
         ("Payload", {"fields": ["payload_checksum", "payload_pretty"]}),
         (
             "Timeline",
-            {"fields": ["created_at", "enqueued_at", "started_at", "finished_at", "updated_at"]},
+            {
+                "fields": [
+                    "created_at",
+                    "enqueued_at",
+                    "started_at",
+                    "heartbeat_at",
+                    "finished_at",
+                    "updated_at",
+                ]
+            },
         ),
     ]
     readonly_fields = [
@@ -98,6 +107,7 @@ class IngestJobAdmin(admin.ModelAdmin):
         "created_at",
         "enqueued_at",
         "started_at",
+        "heartbeat_at",
         "finished_at",
         "updated_at",
     ]

@@ -12,14 +12,14 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 logger = logging.getLogger("ingest.jobs")
 
 
 @dataclass
 class JobContext:
-    ingest_job_id: int
+    ingest_job_id: int | None  # None for an rq job that is not an ingest job (renditions)
     rq_job_id: str | None
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -70,10 +70,11 @@ def _log_end(context: JobContext, outcome: str, total: float, queue_wait: float 
 
     from ingest.models import IngestJob
 
+    job_id = cast(int, context.ingest_job_id)  # job_run's context: an ingest job's
     row: Mapping[str, Any] | None
     try:
         row = (
-            IngestJob.objects.filter(pk=context.ingest_job_id)
+            IngestJob.objects.filter(pk=job_id)
             .values("status", "reason", "runway_id", "street_snap_id", "attempts", "report")
             .first()
         )

@@ -53,7 +53,7 @@ class IngestJob(models.Model):
     # INGEST_WORKER_HEARTBEAT_SECONDS while it runs the job, so a job whose lease went silent
     # for 3 of them has lost its execution, whatever Redis remembers (docs/operations.md).
     # Null for an execution that renews none (the in-process runner).
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField("lease renewed", null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)

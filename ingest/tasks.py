@@ -115,3 +115,67 @@ def gc_media() -> str:
         connections.close_all()
         if lock is not None:
             lock.release()
+
+
+# Albums per catch-up run: a backlog (Redis down for an hour of crawling) drains over a few runs
+# instead of flooding the ingest queue ahead of new albums.
+RENDITIONS_CATCH_UP_ALBUMS = 50
+
+
+def renditions_catch_up() -> str:
+    """Enqueue the renditions of albums whose follow-up job was lost (Redis down when their
+    ingest job ended, a job that died): images neither made nor failed, stored longer ago
+    than a job may run. At most RENDITIONS_CATCH_UP_ALBUMS per run.
+
+    Each album enqueued is remembered in Redis for as long as its job may wait and retry, and
+    is not enqueued again meanwhile: runs every few minutes add nothing while the jobs they
+    enqueued wait in a long queue, and an album whose job keeps dying does not hold the others
+    back. Once that time is over, a later run tries the album again.
+    """
+    # Imported here: this hunk stays apart from the ingest entry point above.
+    import time
+    from datetime import timedelta
+
+    import django_rq
+    from django.conf import settings
+    from django.utils import timezone
+
+    from ingest.services import renditions_enqueue
+
+    if not settings.RENDITIONS_AT_INGEST or not settings.REDIS_URL:
+        return "skipped: renditions are made by `manage.py renditions` only"
+
+    close_old_connections()
+    try:
+        grace = settings.INGEST_JOB_TIMEOUT
+        retries = settings.INGEST_RETRY_INTERVALS
+        remember = grace * (1 + len(retries)) + sum(retries)
+        redis = django_rq.get_connection(settings.INGEST_QUEUE)
+        key = f"archive:renditions-catch-up:{settings.INGEST_QUEUE}"
+        now = time.time()
+        redis.zremrangebyscore(key, "-inf", now - remember)
+        # redis-py types a reply as any reply type; without decode_responses members are bytes.
+        recent = {_album(member) for member in redis.zrange(key, 0, -1)}  # type: ignore[arg-type]
+        albums = rendering.records_without_renditions(
+            limit=RENDITIONS_CATCH_UP_ALBUMS,
+            stored_before=timezone.now() - timedelta(seconds=grace),
+            exclude=recent,
+        )
+        enqueued = 0
+        for kind, record_id in albums:
+            # NX: of two runs at once (two schedulers), one enqueues the album.
+            if redis.zadd(key, {f"{kind}:{record_id}": now}, nx=True) and renditions_enqueue(
+                kind=kind, record_id=record_id
+            ):
+                enqueued += 1
+        redis.expire(key, remember)
+        summary = f"enqueued {enqueued} album(s) without renditions"
+        logger.info("renditions_catch_up: %s", summary)
+        return summary
+    finally:
+        connections.close_all()
+
+
+def _album(member: bytes) -> tuple[str, int]:
+    kind, _, record_id = member.decode().partition(":")
+    return kind, int(record_id)

@@ -22,13 +22,28 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq.worker import Worker
 
+from ingest import joblog
 from ingest.services import ingest_job_lease_end
 
 REDIS_DOWN = (RedisConnectionError, RedisTimeoutError)
 RUN_INGEST_JOB = "ingest.tasks.run_ingest_job"
 
 
-class IngestWorker(Worker):
+class JobIdsInLogs:
+    """rq's own lines about a job (its start, "Job OK", its result) carry the job's ids too,
+    like every line the job itself logs (config.logs.ContextFilter)."""
+
+    def perform_job(self, job, queue, execution) -> bool:
+        ingest_job_id = job.args[0] if job.func_name == RUN_INGEST_JOB and job.args else None
+        context = joblog.JobContext(ingest_job_id=ingest_job_id, rq_job_id=job.id)
+        token = joblog.current.set(context)
+        try:
+            return super().perform_job(job, queue, execution)  # type: ignore[misc]
+        finally:
+            joblog.current.reset(token)
+
+
+class IngestWorker(JobIdsInLogs, Worker):
     max_connection_wait_time = 30.0  # the longest pause between two tries to reach Redis
 
     def __init__(self, *args, **kwargs) -> None:

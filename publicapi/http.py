@@ -171,7 +171,7 @@ def count_script(cache: RedisCache):
     script = getattr(cache, "_public_throttle_script", None)
     if script is None:
         script = redis_client(cache).register_script(_COUNT_IN_WINDOW)
-        cache._public_throttle_script = script
+        cache._public_throttle_script = script  # type: ignore[attr-defined]  # our memo
     return script
 
 

@@ -340,7 +340,7 @@ class RunwayDetailSerializer(RunwaySerializer):
         read_only_fields = fields
 
     @staticmethod
-    def render(runway, request) -> dict:
+    def render(runway, request) -> dict:  # type: ignore[override]  # no list-rendered images: it renders its own
         images = album_images(runway)
         # Each image rendered once; the looks reuse the same dicts.
         rendered = {image.id: RunwayImageSerializer.render(image, request) for image in images}
@@ -413,7 +413,7 @@ class StreetSnapDetailSerializer(StreetSnapSerializer):
         read_only_fields = fields
 
     @staticmethod
-    def render(snap, request) -> dict:
+    def render(snap, request) -> dict:  # type: ignore[override]  # no list-rendered images: it renders its own
         images = album_images(snap)
         rendered = {image.id: StreetSnapImageSerializer.render(image, request) for image in images}
         return {

@@ -14,6 +14,7 @@ covers query itself takes a millisecond; bench/public_api.py).
 """
 
 from collections.abc import Mapping
+from typing import cast
 
 from django.conf import settings
 from django.db.models import Model, Prefetch
@@ -90,12 +91,13 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
     compiled once, rows without model instances), the same JSON as the serializers give."""
 
     lookup_value_regex = r"[0-9]+"
+    serializer_class: type[RunwaySerializer] | type[StreetSnapSerializer]
 
     def get_queryset(self):
         return self.serializer_class.Meta.model.objects.order_by(*NEWEST_FIRST)
 
     def list(self, request, *args, **kwargs):
-        pagination = self.paginator
+        pagination = cast(PublicPagination, self.paginator)  # the pagination_class
         number = pagination.get_page_number(request, None)
         size = pagination.get_page_size(request)
         offset = (number - 1) * size

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db.models import Min, Q
 from django.utils import timezone
 
-from catalog.models import Record, Runway, StreetSnap
+from catalog.models import Record
 from review.models import ReviewClaim
 
 Status = Record.Status
@@ -31,7 +31,7 @@ class HistoryLine:
     ingest_job_id: int | None = None
 
 
-def record_review_history(*, record: Runway | StreetSnap) -> list[HistoryLine]:
+def record_review_history(*, record: Record) -> list[HistoryLine]:
     """The record's transitions in order, with the re-crawls that reopened it merged in.
 
     Editors' transitions are rows of the review history. The only other way a status changes
@@ -49,7 +49,8 @@ def record_review_history(*, record: Runway | StreetSnap) -> list[HistoryLine]:
     stays in its place, undated. Two queries, whatever the history's length.
     """
     # In version order, not by `at`: see ReviewEvent.record_version.
-    events = list(record.review_events.select_related("actor").order_by("record_version", "pk"))
+    # Each kind has review_events; the abstract Record cannot name it (catalog imports no app).
+    events = list(record.review_events.select_related("actor").order_by("record_version", "pk"))  # type: ignore[attr-defined]
     gaps = []  # indexes of the rows after which a re-crawl reopened the record
     for index, event in enumerate(events):
         if event.to_status != Status.REJECTED:

@@ -9,35 +9,43 @@ review fields, and appends a history row. Image rows are never touched: image id
 stable across approve, edit and publish.
 
 A change to a published album is not a transition, but the public sees it without an
-approve: `record_edit` (field edits) and `record_curate_images` (an image operation) make
-the change and append an "edited while published" row for it, with who and what, in one
+approve: `record_edit` (field edits) and the image operations (`image_delete`,
+`image_make_cover`, `images_attach`, `image_attach_to_previous`, `image_detach`) make the
+change and append an "edited while published" row for it, with who and what, in one
 transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import ngettext
 
-from catalog.models import Record, Runway
+from catalog.models import Record, RecordImage, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.services import (
     RecordWriteRefused,
+    image_soft_delete,
     permission_name,
     record_apply_edits,
     record_check_may_curate,
     record_lock,
     record_save,
+    record_set_cover,
     record_update,
+    street_image_attach_to_previous,
+    street_image_detach,
+    street_images_attach,
 )
 from review.models import ReviewClaim, ReviewEvent
+from review.naming import image_name
 
 Action = ReviewEvent.Action
 Status = Record.Status
@@ -89,7 +97,7 @@ def record_transition(
     *,
     record: Record,
     action: str,
-    actor: AbstractBaseUser,
+    actor: User,
     reason: str = "",
     changes: dict[str, Any] | None = None,
     expected_version: int | None = None,
@@ -159,7 +167,7 @@ def _append(
     *,
     action: str,
     from_status: str,
-    actor: AbstractBaseUser,
+    actor: User,
     reason: str = "",
     changes: dict[str, list[str]] | None = None,
     at: datetime | None = None,
@@ -168,7 +176,7 @@ def _append(
     the version that write gave the record, which orders the history."""
     return ReviewEvent.objects.create(
         runway=locked if isinstance(locked, Runway) else None,
-        street_snap=None if isinstance(locked, Runway) else locked,
+        street_snap=locked if isinstance(locked, StreetSnap) else None,
         action=action,
         from_status=from_status,
         to_status=locked.status,
@@ -184,7 +192,7 @@ def _append(
 def record_edit(
     *,
     record: Record,
-    actor: AbstractBaseUser,
+    actor: User,
     changes: dict[str, Any],
     expected_version: int | None = None,
 ) -> tuple[Record, dict[str, list[str]]]:
@@ -199,27 +207,126 @@ def record_edit(
     return locked, diff
 
 
-@transaction.atomic
-def record_curate_images(
-    *, actor: AbstractBaseUser, operation: Callable[[], tuple[Record, str]]
-) -> tuple[Record, str]:
-    """One image operation of catalog.services by `actor`; on a published album, with an
-    "edited while published" row whose note says what was done. Returns what `operation`
-    returned.
+# --- Image operations: one per button of the image grid -----------------------------------
+#
+# Each wraps its catalog.services operation (which locks the album, checks the editor may
+# curate it and the version their page was loaded at) and says what it did in the editor's
+# words: the admin shows that note as its message, and a published album's history keeps it.
 
-    `operation` calls the catalog service as `actor` (the service locks the album and
-    refuses an actor who may not curate it) and returns the locked record it got back with
-    the note, in the editor's words (the admin shows the same words as its message).
-    """
-    record, note = operation()
+
+class Curated(NamedTuple):
+    """What an image operation did: the album as its write left it (locked until the
+    caller's transaction ends) and the note saying what was done."""
+
+    record: Record
+    note: str
+
+
+def _album_of(image: RecordImage) -> Record:
+    # Only the id: record_lock re-reads the row under the lock.
+    if isinstance(image, RunwayImage):
+        return Runway(pk=image.runway_id)
+    return StreetSnap(pk=cast(StreetSnapImage, image).street_snap_id)
+
+
+def _names(image_model: type[RecordImage], image_ids: Iterable[int]) -> dict[int, str]:
+    """“image 3 (id 57)” of each image, in one query (numbers never change)."""
+    rows = image_model.objects.filter(pk__in=list(image_ids)).values_list("pk", "sort_order")
+    # A kind's image model; the plugin refuses the fields of the abstract one it is typed as.
+    return {pk: image_name(image_model(pk=pk, sort_order=order)) for pk, order in rows}  # type: ignore[misc]
+
+
+def _curated(record: Record, actor: User, note: str) -> Curated:
     _log_published_edit(record=record, actor=actor, note=note)
-    return record, note
+    return Curated(record, note)
+
+
+@transaction.atomic
+def image_delete(
+    *, image: RecordImage, actor: User, expected_version: int | None = None
+) -> Curated:
+    """Delete `image`, a live image of its album; refused for the last image of a published
+    album. (A deleted cover moves to the first main image: the note says where.)"""
+    # Locked first, so whether this image is the cover is read as the delete finds it.
+    was_cover = record_lock(record=_album_of(image), expected_version=expected_version).cover_id
+    record = image_soft_delete(image=image, actor=actor, expected_version=expected_version)
+    names = _names(type(image), [image.pk, *([record.cover_id] if record.cover_id else [])])
+    note = f"Deleted {names[image.pk]}"
+    if was_cover == image.pk:
+        moved = (
+            f"the cover moved to {names[record.cover_id]}"
+            if record.cover_id
+            else "the album now has no cover"
+        )
+        note = f"{note}; {moved}"
+    return _curated(record, actor, f"{note}.")
+
+
+@transaction.atomic
+def image_make_cover(
+    *, image: RecordImage, actor: User, expected_version: int | None = None
+) -> Curated:
+    """Make `image` its album's cover; refused unless it is a live image of the album that
+    is not the cover already."""
+    record = record_set_cover(
+        record=_album_of(image), image=image, actor=actor, expected_version=expected_version
+    )
+    name = _names(type(image), [image.pk])[image.pk]
+    return _curated(record, actor, f"{name.capitalize()} is now the cover.")
+
+
+@transaction.atomic
+def images_attach(
+    *,
+    images: Sequence[StreetSnapImage],
+    main: StreetSnapImage,
+    actor: User,
+    expected_version: int | None = None,
+) -> Curated:
+    """Attach street `images` as details of `main`, a live main image of their album;
+    refused when the selection is empty, holds `main`, or would change nothing."""
+    record = street_images_attach(
+        images=images, main=main, actor=actor, expected_version=expected_version
+    )
+    image_ids = sorted({image.pk for image in images})
+    names = _names(StreetSnapImage, [*image_ids, main.pk])
+    # “Images 4 (id 60), 5 (id 61) attached to main image 3 (id 59).”
+    listed = ", ".join(names[pk].removeprefix("image ") for pk in image_ids)
+    noun = ngettext("Image", "Images", len(image_ids))
+    note = f"{noun} {listed} attached to main {names[main.pk]}."
+    return _curated(record, actor, note)
+
+
+@transaction.atomic
+def image_attach_to_previous(
+    *, image: StreetSnapImage, actor: User, expected_version: int | None = None
+) -> Curated:
+    """Attach street `image` as a detail of the nearest live main image before it; refused
+    when there is none."""
+    record = street_image_attach_to_previous(
+        image=image, actor=actor, expected_version=expected_version
+    )
+    parent = StreetSnapImage.objects.values_list("parent_id", flat=True).get(pk=image.pk)
+    names = _names(StreetSnapImage, [image.pk, parent])
+    return _curated(
+        record, actor, f"{names[image.pk].capitalize()} is now a detail of {names[parent]}."
+    )
+
+
+@transaction.atomic
+def image_detach(
+    *, image: StreetSnapImage, actor: User, expected_version: int | None = None
+) -> Curated:
+    """Make the street detail `image` a main image again; refused when it is one already."""
+    record = street_image_detach(image=image, actor=actor, expected_version=expected_version)
+    name = _names(StreetSnapImage, [image.pk])[image.pk]
+    return _curated(record, actor, f"{name.capitalize()} is now a main image.")
 
 
 def _log_published_edit(
     *,
     record: Record,
-    actor: AbstractBaseUser,
+    actor: User,
     changes: dict[str, list[str]] | None = None,
     note: str = "",
 ) -> ReviewEvent | None:
@@ -246,7 +353,7 @@ def _log_published_edit(
 def record_approve(
     *,
     record: Record,
-    actor: AbstractBaseUser,
+    actor: User,
     changes: dict[str, Any] | None = None,
     expected_version: int | None = None,
 ) -> ReviewEvent:
@@ -263,7 +370,7 @@ def record_approve(
 def record_reject(
     *,
     record: Record,
-    actor: AbstractBaseUser,
+    actor: User,
     reason: str,
     expected_version: int | None = None,
 ) -> ReviewEvent:
@@ -280,7 +387,7 @@ def record_reject(
 def record_unpublish(
     *,
     record: Record,
-    actor: AbstractBaseUser,
+    actor: User,
     reason: str,
     expected_version: int | None = None,
 ) -> ReviewEvent:
@@ -297,7 +404,7 @@ def record_unpublish(
 # --- Soft claims: who has an album open ---------------------------------------------------
 
 
-def claim_take(*, record: Record, user: AbstractBaseUser) -> bool:
+def claim_take(*, record: Record, user: User) -> bool:
     """Hold `record` for `user` (or refresh their hold); False when another editor holds it
     and their claim has not lapsed. Never a lock: nothing else consults it but the queue.
 
@@ -311,7 +418,7 @@ def claim_take(*, record: Record, user: AbstractBaseUser) -> bool:
         return True
     try:
         with transaction.atomic():
-            ReviewClaim.objects.create(
+            ReviewClaim.objects.create(  # type: ignore[misc]  # model_name: typed optional, set on a model
                 kind=record._meta.model_name, record_id=record.pk, user=user, touched_at=now
             )
     except IntegrityError:
@@ -319,7 +426,7 @@ def claim_take(*, record: Record, user: AbstractBaseUser) -> bool:
     return True
 
 
-def claim_release(*, record: Record, user: AbstractBaseUser) -> None:
+def claim_release(*, record: Record, user: User) -> None:
     """`user` has left `record` (decided or skipped it): free it for the others at once."""
     ReviewClaim.objects.filter(
         kind=record._meta.model_name, record_id=record.pk, user=user

@@ -10,6 +10,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="ingestjob",
             name="heartbeat_at",
-            field=models.DateTimeField(blank=True, null=True),
+            field=models.DateTimeField(blank=True, null=True, verbose_name="lease renewed"),
         ),
     ]

@@ -57,7 +57,7 @@ class BrandAdmin(admin.ModelAdmin):
             return super().changeform_view(request, object_id, form_url, extra_context)
         except AliasTakenMeanwhile as refusal:
             self.message_user(request, str(refusal), messages.ERROR)
-            return HttpResponseRedirect(request.path)
+            return HttpResponseRedirect(request.get_full_path())
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("aliases")

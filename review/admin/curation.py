@@ -3,7 +3,8 @@ the page or as a plain form post) and the near-duplicate compare view."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar, cast
 
 from django.contrib import messages
 from django.contrib.admin.utils import unquote
@@ -15,20 +16,11 @@ from django.template.response import TemplateResponse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from catalog.models import THUMBNAIL_WIDTH, Record, RecordImage, StreetSnap, StreetSnapImage
-from catalog.services import (
-    RecordWriteRefused,
-    image_soft_delete,
-    record_set_cover,
-    street_image_attach_to_previous,
-    street_image_detach,
-    street_images_attach,
-)
+from catalog.services import RecordWriteRefused
 from review.admin.display import (
     IMAGE_ID,
     admin_url,
     hamming_distance,
-    image_name,
-    image_number,
     original_url,
     rendition_note,
     thumbnail_is_original,
@@ -36,11 +28,22 @@ from review.admin.display import (
 )
 from review.admin.queue import QueueAdmin
 from review.conflicts import Loaded, conflict_if_stale, loaded_token, read_loaded
-from review.services import record_curate_images
+from review.naming import image_name, image_number
+from review.services import Curated, image_delete, image_make_cover, images_attach
+
+# A review service of one image: image_delete, image_make_cover, image_attach_to_previous...
+ImageOperation = Callable[..., Curated]
 
 
 class CurationAdmin(QueueAdmin):
     """The image grid, the image operations and the compare view of the record admins."""
+
+    # The review service of each image button, by the operation its URL names (the street
+    # snap admin adds the street ones).
+    image_operations: ClassVar[dict[str, ImageOperation]] = {
+        "delete": image_delete,
+        "cover": image_make_cover,
+    }
 
     def grid_context(self, request, obj: Record) -> dict[str, Any]:
         """The image grid: what the record page shows, and what an image operation sent from
@@ -137,86 +140,55 @@ class CurationAdmin(QueueAdmin):
     def image_stub(self, obj: Record, image_id: int) -> RecordImage:
         # Only the ids: the service re-reads the image under the record's lock and checks
         # that it belongs to this record.
-        return self.image_model(pk=image_id, **{f"{self.record_fk}_id": obj.pk})
+        # A kind's image model; the plugin refuses the fields of the abstract one it is typed as.
+        return self.image_model(pk=image_id, **{f"{self.record_fk}_id": obj.pk})  # type: ignore[misc]
 
     def image_operation_view(self, request, object_id, image_id, operation):
         # POST only (a GET, e.g. a reloaded URL, just goes back to the grid); CSRF-protected
         # by admin_view like every admin page.
         if request.method != "POST":
-            return HttpResponseRedirect(self.change_url(object_id) + "#images")
+            return self.back_to_page(request, object_id, "#images")
         return self.curate(
             request,
             object_id,
             lambda obj, loaded: self.operate(request, obj, loaded, image_id, operation),
         )
 
-    def operate(
-        self, request, obj, loaded: Loaded, image_id: int, operation: str
-    ) -> tuple[Record, str]:
-        image = self.image_stub(obj, image_id)
-        curator = {"actor": request.user, "expected_version": loaded.version}
-        if operation == "delete":
-            record = image_soft_delete(image=image, **curator)
-            if obj.cover_id == image_id:
-                moved = (
-                    f"the cover moved to {self.image_name(record.cover_id)}"
-                    if record.cover_id
-                    else "the album now has no cover"
-                )
-                return record, f"Deleted {self.image_name(image_id)}; {moved}."
-            return record, f"Deleted {self.image_name(image_id)}."
-        if operation == "cover":
-            record = record_set_cover(record=obj, image=image, **curator)
-            return record, f"{self.image_name(image_id).capitalize()} is now the cover."
-        if self.model is StreetSnap and operation == "attach-previous":
-            record = street_image_attach_to_previous(image=image, **curator)
-            parent = StreetSnapImage.objects.values_list("parent_id", flat=True).get(pk=image_id)
-            return record, (
-                f"{self.image_name(image_id).capitalize()} is now a detail of "
-                f"{self.image_name(parent)}."
-            )
-        if self.model is StreetSnap and operation == "detach":
-            record = street_image_detach(image=image, **curator)
-            return record, f"{self.image_name(image_id).capitalize()} is now a main image."
-        raise RecordWriteRefused(f"Unknown image operation “{operation}”.")
-
-    def image_name(self, image_id: int) -> str:
-        """“image 3 (id 57)”, read after the operation (its number never changes)."""
-        sort_order = self.image_model.objects.values_list("sort_order", flat=True).get(pk=image_id)
-        return image_name(self.image_model(pk=image_id, sort_order=sort_order))
+    def operate(self, request, obj, loaded: Loaded, image_id: int, operation: str) -> Curated:
+        service = self.image_operations.get(operation)
+        if service is None:
+            raise RecordWriteRefused(f"Unknown image operation “{operation}”.")
+        return service(
+            image=self.image_stub(obj, image_id),
+            actor=request.user,
+            expected_version=loaded.version,
+        )
 
     def attach_view(self, request, object_id):
         if request.method != "POST" or self.model is not StreetSnap:
-            return HttpResponseRedirect(self.change_url(object_id) + "#images")
+            return self.back_to_page(request, object_id, "#images")
 
-        def attach(obj, loaded: Loaded) -> tuple[Record, str]:
+        def attach(obj, loaded: Loaded) -> Curated:
             try:
                 main_id = int(request.POST.get("main", ""))
                 image_ids = sorted({int(pk) for pk in request.POST.getlist("images")})
             except ValueError:
                 raise RecordWriteRefused("Choose a main image and at least one image.") from None
-            record = street_images_attach(
-                images=[self.image_stub(obj, image_id) for image_id in image_ids],
-                main=self.image_stub(obj, main_id),
+            # The street snaps' admin: its stubs are street images.
+            return images_attach(
+                images=[cast(StreetSnapImage, self.image_stub(obj, i)) for i in image_ids],
+                main=cast(StreetSnapImage, self.image_stub(obj, main_id)),
                 actor=request.user,
                 expected_version=loaded.version,
-            )
-            numbers = dict(
-                self.image_model.objects.filter(pk__in=[*image_ids, main_id]).values_list(
-                    "pk", "sort_order"
-                )
-            )
-            listed = ", ".join(f"{numbers[pk] + 1} (id {pk})" for pk in image_ids)
-            noun = "Image" if len(image_ids) == 1 else "Images"
-            return record, (
-                f"{noun} {listed} attached to main image {numbers[main_id] + 1} (id {main_id})."
             )
 
         return self.curate(request, object_id, attach)
 
-    def curate(self, request, object_id, operation) -> HttpResponse:
-        """Run one image operation (through review.services.record_curate_images, which
-        keeps a published album's history); report it; back to the grid.
+    def curate(
+        self, request, object_id, operation: Callable[[Record, Loaded], Curated]
+    ) -> HttpResponse:
+        """Run one image operation (a review service, which keeps a published album's
+        history); report it; back to the grid.
 
         From review.js (X-Requested-With: fetch) the answer is JSON instead: the message,
         the album's new loaded token and the grid redrawn, so a 500-image album is not
@@ -228,9 +200,7 @@ class CurationAdmin(QueueAdmin):
             with transaction.atomic():
                 obj, loaded = self.curation_target(request, object_id)
                 with conflict_if_stale(loaded):
-                    record, message = record_curate_images(
-                        actor=request.user, operation=lambda: operation(obj, loaded)
-                    )
+                    record, message = operation(obj, loaded)
                 self.log_change(request, obj, message)
         except RecordWriteRefused as refusal:
             if in_page:
@@ -245,12 +215,12 @@ class CurationAdmin(QueueAdmin):
             following, allowed_hosts={request.get_host()}, require_https=request.is_secure()
         ):
             return HttpResponseRedirect(following)
-        return HttpResponseRedirect(self.change_url(object_id) + "#images")
+        return self.back_to_page(request, object_id, "#images")
 
     def grid_response(self, request, object_id, message: str, written) -> JsonResponse:
         # The token comes from the record as this write left it, read under its lock: a read
         # after the commit could carry another editor's write into this page's token.
-        obj = self.get_object(request, unquote(object_id))
+        obj = cast(Record, self.get_object(request, unquote(object_id)))  # just written
         review = {**self.grid_context(request, obj), "token": loaded_token(written)}
         grid = render_to_string(
             "admin/review/includes/image_grid.html", {"review": review}, request=request
@@ -276,7 +246,7 @@ class CurationAdmin(QueueAdmin):
         image = images.filter(pk=image_id).first()
         if image is None:
             self.message_user(request, "That image is no longer in this album.", messages.WARNING)
-            return HttpResponseRedirect(self.with_queue(request, self.change_url(obj.pk)))
+            return self.back_to_page(request, obj.pk)
         mode = request.GET.get("mode") == "duplicates"
         flagged = list(
             images.filter(is_duplicate=True)

@@ -1,5 +1,5 @@
-"""How the editors' admin names and shows albums and images: admin URLs, thumbnails and
-the notes beside them, image numbers, near-duplicate distances."""
+"""How the editors' admin shows albums and images: admin URLs, thumbnails and the notes
+beside them, near-duplicate distances. (Image names and numbers: review.naming.)"""
 
 from __future__ import annotations
 
@@ -49,17 +49,6 @@ def rendition_note(image: RecordImage) -> str:
 
 # A stand-in image id in a URL reversed once and filled in per tile.
 IMAGE_ID = 987654321
-
-
-def image_number(image: RecordImage) -> int:
-    """An image's number in its album, the same in the ingest job's report, the grid and the
-    compare view: its place in the list the crawler sent, counted from 1 (sort_order never
-    changes once the image is stored, so neither does the number)."""
-    return image.sort_order + 1
-
-
-def image_name(image: RecordImage) -> str:
-    return f"image {image_number(image)} (id {image.pk})"
 
 
 def ingest_job_url(job_id: int | None) -> str:

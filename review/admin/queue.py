@@ -8,6 +8,8 @@ from django.contrib import messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count, F, Max, QuerySet, Window
+from django.db.models.functions import RowNumber
 from django.http import HttpResponse, HttpResponseRedirect, JsonResponse, QueryDict
 from django.urls import reverse
 
@@ -28,8 +30,8 @@ class QueueAdmin(RecordListAdmin):
     def queue_filters(self, request) -> QueryDict:
         return QueryDict(request.GET.get("_changelist_filters", ""))
 
-    def queue(self, request) -> list[int]:
-        """The ids of the albums of the editor's list, in its order (one query)."""
+    def queue_queryset(self, request) -> QuerySet:
+        """The albums of the editor's list, in its order (not read yet)."""
         fake = copy.copy(request)
         fake.GET = self.queue_filters(request)
         fake.review_queue = True
@@ -38,10 +40,39 @@ class QueueAdmin(RecordListAdmin):
         except IncorrectLookupParameters:  # a hand-edited query: the plain pending queue
             fake.GET = QueryDict()
             changelist = self.get_changelist_instance(fake)
-        return list(changelist.queryset.values_list("pk", flat=True))
+        return changelist.queryset
+
+    def queue(self, request) -> list[int]:
+        """The ids of the albums of the editor's list, in its order (one query): what a
+        decision needs to find the next album (next_in_queue)."""
+        return list(self.queue_queryset(request).values_list("pk", flat=True))
+
+    def queue_place(self, request, obj: Record) -> tuple[int | None, int]:
+        """Where `obj` stands in the editor's list (None: not in it) and how many albums the
+        list has, for "3 of 41": one row read, however long the list."""
+        queryset = self.queue_queryset(request)
+        ranked = queryset.annotate(
+            # The stubs type Query.order_by more loosely than Window's order_by.
+            queue_position=Window(RowNumber(), order_by=list(queryset.query.order_by)),  # type: ignore[arg-type]
+            queue_total=Window(Count("pk")),
+            # The row's own id as a window value: a filter on it applies after the window
+            # functions (QUALIFY), so the position and total are those of the whole list.
+            queue_album=Window(Max("pk"), partition_by=[F("pk")]),
+        )
+        place = ranked.filter(queue_album=obj.pk).values_list("queue_position", "queue_total")
+        for position, total in place:
+            return position, total
+        return None, queryset.count()
 
     def queue_tab(self, request) -> str:
         return status_tab(self.queue_filters(request).get("status"))
+
+    def queue_is_narrowed(self, request) -> bool:
+        """Whether the editor's list is a part of its tab: filtered or searched (its other
+        keys only sort it, page it or show facets)."""
+        return any(
+            key not in {"status", "o", "p", "_facets"} for key in self.queue_filters(request)
+        )
 
     def queue_label(self, request) -> str:
         """What the albums of the editor's list are, for "3 of 41 pending in this queue"."""
@@ -61,6 +92,11 @@ class QueueAdmin(RecordListAdmin):
 
     def change_url(self, object_id) -> str:
         return admin_url(self.model, "change", unquote(str(object_id)))
+
+    def back_to_page(self, request, object_id, anchor: str = "") -> HttpResponseRedirect:
+        """Back to the album's page in the editor's queue (after a refusal, too: the page's
+        "N of M" and its next album stay those of the list they came from)."""
+        return HttpResponseRedirect(self.with_queue(request, self.change_url(object_id)) + anchor)
 
     def next_in_queue(self, request, obj: Record) -> HttpResponse:
         """After a decision or a skip, on to the next album of the editor's list (its tab,
@@ -95,9 +131,16 @@ class QueueAdmin(RecordListAdmin):
                 "Every other album of this queue is open by another editor.",
                 messages.INFO,
             )
-        elif self.queue_tab(request) == Status.PENDING:
-            self.message_user(request, "The pending queue is empty.", messages.INFO)
-        else:
+        elif obj.pk not in now and self.queue_tab(request) == Status.PENDING:
+            # Decided, and nothing of the editor's list is left: the whole pending queue
+            # only when the list was not narrowed down (other brands may still wait).
+            if self.queue_is_narrowed(request):
+                self.message_user(
+                    request, "This queue is done: no pending album is left in it.", messages.INFO
+                )
+            else:
+                self.message_user(request, "The pending queue is empty.", messages.INFO)
+        else:  # a skip of the last album (still in the list), or a list of decided ones
             self.message_user(request, "No other album in this queue.", messages.INFO)
         return HttpResponseRedirect(self.with_changelist_filters(request))
 
@@ -110,7 +153,7 @@ class QueueAdmin(RecordListAdmin):
         if not self.has_view_or_change_permission(request, obj):
             raise PermissionDenied
         if request.method != "POST":
-            return HttpResponseRedirect(self.with_queue(request, self.change_url(obj.pk)))
+            return self.back_to_page(request, obj.pk)
         return self.next_in_queue(request, obj)
 
     def claim_view(self, request, object_id):

@@ -108,18 +108,18 @@ class RecordPageAdmin(CurationAdmin):
         pending = obj.status == Status.PENDING
         history = record_review_history(record=obj)
         last = history[-1] if history else None
-        queue = self.queue(request)
+        position, total = self.queue_place(request, obj)
         holder = ""
         # Only an editor who may act on the album holds it; a view-only reader never does.
         may_act = self.has_change_permission(request, obj)
         if not (may_act and claim_take(record=obj, user=request.user)):
-            holder = claims_of_others(model=self.model, user=request.user, record_ids=[obj.pk])
-            holder = holder.get(obj.pk, "")
+            others = claims_of_others(model=self.model, user=request.user, record_ids=[obj.pk])
+            holder = others.get(obj.pk, "")
         return {
             **self.grid_context(request, obj),
             "token": token,
-            "queue_position": queue.index(obj.pk) + 1 if obj.pk in queue else None,
-            "queue_total": len(queue),
+            "queue_position": position,
+            "queue_total": total,
             "queue_label": self.queue_label(request),
             "queue_url": self.with_changelist_filters(request),
             "open_by": holder,
@@ -177,14 +177,14 @@ class RecordPageAdmin(CurationAdmin):
             refusal = self.published_save_refusal(request, object_id)
             if refusal:
                 self.message_user(request, refusal, messages.ERROR)
-                return HttpResponseRedirect(request.path)
+                return HttpResponseRedirect(self.with_queue(request, request.path))
         # A refusal from a service (a race lost after the form's early check, a permission,
         # a status) has rolled the whole request back: say why and show the current record.
         try:
             return super().changeform_view(request, object_id, form_url, extra_context)
         except RecordWriteRefused as refusal:
             self.message_user(request, str(refusal), messages.ERROR)
-            return HttpResponseRedirect(request.path)
+            return HttpResponseRedirect(self.with_queue(request, request.path))
 
     def published_save_refusal(self, request, object_id) -> str:
         """Why a save of a published album by an editor who may not publish is refused, in

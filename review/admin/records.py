@@ -8,10 +8,10 @@ from django.contrib import admin
 from django.urls import path
 
 from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
-from review.admin.display import image_name, image_number
 from review.admin.filters import HasDuplicatesFilter, StatusFilter
 from review.admin.transitions import TransitionAdmin
-from review.services import Action
+from review.naming import image_name, image_number
+from review.services import Action, image_attach_to_previous, image_detach
 
 
 class RecordAdmin(TransitionAdmin):
@@ -132,6 +132,11 @@ class StreetSnapAdmin(RecordAdmin):
         HasDuplicatesFilter,
     )
     search_fields = ("title", "city", "source_url")
+    image_operations = {
+        **RecordAdmin.image_operations,
+        "attach-previous": image_attach_to_previous,
+        "detach": image_detach,
+    }
 
     def image_groups(self, images, tiles):
         # A group is a main image and its details, in the order of the main images. A detail

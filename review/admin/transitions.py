@@ -7,7 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
-from django.contrib.admin.utils import unquote
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.admin.utils import model_ngettext, unquote
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -23,7 +24,6 @@ from review.forms import ReasonForm
 from review.services import (
     TRANSITIONS,
     Action,
-    kind_label,
     record_approve,
     record_reject,
     record_unpublish,
@@ -57,7 +57,7 @@ class TransitionAdmin(RecordPageAdmin):
         if not self.has_publish_permission(request, obj):
             raise PermissionDenied
         if request.method != "POST":
-            return HttpResponseRedirect(self.change_url(obj.pk))
+            return self.back_to_page(request, obj.pk)
         request.review_queue_before = self.queue(request)
         approved = self.decide_on_page(
             request,
@@ -67,7 +67,7 @@ class TransitionAdmin(RecordPageAdmin):
             ),
         )
         if not approved:
-            return HttpResponseRedirect(self.change_url(obj.pk))
+            return self.back_to_page(request, obj.pk)
         self.message_user(request, f"Approved and published “{obj}”.", messages.SUCCESS)
         return self.next_in_queue(request, obj)
 
@@ -102,7 +102,7 @@ class TransitionAdmin(RecordPageAdmin):
                 )
                 if action == Action.REJECT:
                     return self.next_in_queue(request, obj)
-            return HttpResponseRedirect(self.change_url(obj.pk))
+            return self.back_to_page(request, obj.pk)
         return self.reason_page(
             request,
             action=action,
@@ -114,9 +114,8 @@ class TransitionAdmin(RecordPageAdmin):
 
     def reason_page(self, request, *, action, records, form, hidden, cancel_url):
         transition = TRANSITIONS[action]
-        many = len(records) != 1
-        noun = kind_label(self.model, plural=many)
-        count = f"{len(records)} " if many else ""
+        noun = model_ngettext(self.opts, len(records))  # "runway", "3 runways"
+        count = f"{len(records)} " if len(records) != 1 else ""
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -167,7 +166,11 @@ class TransitionAdmin(RecordPageAdmin):
     @staticmethod
     def reason_service(action: str) -> Callable[..., Any]:
         """The service of a transition that asks for a reason."""
-        return {Action.REJECT: record_reject, Action.UNPUBLISH: record_unpublish}[action]
+        services: dict[str, Callable[..., Any]] = {
+            Action.REJECT: record_reject,
+            Action.UNPUBLISH: record_unpublish,
+        }
+        return services[action]
 
     def bulk_with_reason(self, request, queryset, action: str):
         form = ReasonForm(request.POST if "confirm" in request.POST else None)
@@ -185,7 +188,7 @@ class TransitionAdmin(RecordPageAdmin):
         records = self.selected_records(request, queryset)
         hidden: list[tuple[str, Any]] = [("action", request.POST.get("action", ""))]
         for record in records:
-            hidden.append((admin.helpers.ACTION_CHECKBOX_NAME, record.pk))
+            hidden.append((ACTION_CHECKBOX_NAME, record.pk))
             token = request.POST.get(f"loaded_{record.pk}")
             if token:
                 hidden.append((f"loaded_{record.pk}", token))
@@ -207,7 +210,7 @@ class TransitionAdmin(RecordPageAdmin):
         back, so the transition service refuses it and the message says what happened.
         """
         records = list(queryset.order_by("pk"))
-        ticked = set(request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME))
+        ticked = set(request.POST.getlist(ACTION_CHECKBOX_NAME))
         gone = ticked - {str(record.pk) for record in records}
         if gone:
             records += self.get_queryset(request).filter(pk__in=[pk for pk in gone if pk.isdigit()])
@@ -239,7 +242,7 @@ class TransitionAdmin(RecordPageAdmin):
                 refused.append(str(refusal))
             else:
                 changed += 1
-        noun = kind_label(self.model, plural=changed != 1)
+        noun = model_ngettext(self.opts, changed)
         if changed:
             self.message_user(
                 request, f"{transition.done.capitalize()} {changed} {noun}.", messages.SUCCESS

@@ -37,12 +37,25 @@ def test_a_request_line_carries_the_callers_request_id(client, json_lines):
 def test_a_missing_or_unsafe_request_id_is_replaced_by_a_fresh_one(client, json_lines, sent):
     headers = {} if sent is None else {"HTTP_X_REQUEST_ID": sent}
 
-    response = client.get("/healthz", **headers)
+    response = client.get("/api/v1/brands/", **headers)
 
     generated = response["X-Request-ID"]
     assert generated != sent and len(generated) == 32
     [line] = [line for line in json_lines() if line["name"] == "config.requests"]
     assert line["request_id"] == generated
+
+
+@pytest.mark.django_db
+def test_health_probes_are_logged_only_when_they_fail(client, json_lines, settings):
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/readyz").status_code == 200
+    assert [line for line in json_lines() if line["name"] == "config.requests"] == []
+
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    assert client.get("/readyz").status_code == 503
+
+    [line] = [line for line in json_lines() if line["name"] == "config.requests"]
+    assert (line["path"], line["status"]) == ("/readyz", 503)
 
 
 def test_two_requests_get_different_ids(client):

@@ -175,6 +175,7 @@ def test_a_job_whose_worker_died_shows_why_and_can_be_retried(admin_client, enqu
     html = page.content.decode()
     assert "The worker running this job died 3 times" in html
     assert "Lost executions" in html
+    assert "Lease renewed" in html  # when the last execution was last seen alive
     assert f"Queued again: {job.pk}." in retried.content.decode()
     job.refresh_from_db()
     assert (job.status, job.lost_executions) == ("queued", 0)

@@ -7,9 +7,11 @@ import uuid
 import pytest
 from rq import SimpleWorker
 
+from config.logs import ContextFilter
 from ingest import inline, joblog
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept, rq_job_id
+from ingest.worker import JobIdsInLogs
 from tests.factories import BrandFactory
 from tests.ingest.support import jpeg, runway_album
 from tests.support import json_log_lines
@@ -36,6 +38,30 @@ def accept(urls):
 
 def ended(lines):
     return [line for line in lines if line["name"] == "ingest.jobs"]
+
+
+class LoggingWorker(JobIdsInLogs, SimpleWorker):
+    """IngestWorker's log context on rq's in-process worker (the deployment's forks)."""
+
+
+def test_rqs_own_lines_about_a_job_carry_its_ids(rq_queue, image_server):
+    job = accept([image_server.add("/1.jpg", jpeg("astronaut", size=256))])
+    records: list[logging.LogRecord] = []
+    capture = logging.Handler()
+    capture.emit = records.append  # type: ignore[method-assign]
+    capture.addFilter(ContextFilter())  # as on the console handler rq's loggers write to
+    rq_logger = logging.getLogger("rq.worker")
+    rq_logger.addHandler(capture)
+    try:
+        LoggingWorker([rq_queue], connection=rq_queue.connection).work(burst=True)
+    finally:
+        rq_logger.removeHandler(capture)
+
+    # The ingest job, then the renditions job it enqueued (not an ingest job: no ingest id).
+    ingest, renditions = [record for record in records if "Job OK" in record.getMessage()]
+    assert (ingest.ingest_job_id, ingest.rq_job_id) == (job.pk, rq_job_id(job.pk))
+    assert renditions.ingest_job_id is None
+    assert renditions.rq_job_id and renditions.rq_job_id in renditions.getMessage()
 
 
 def test_an_rq_job_ends_with_one_summary_line_carrying_both_ids(rq_queue, image_server, json_lines):

@@ -54,9 +54,11 @@ def test_a_60_image_album_page_transfers_renditions_not_originals(live_server, b
     User.objects.create_superuser("chief", password="chief-pw-2026")
 
     image_bytes = {"total": 0, "originals": 0}
+    fetched: set[str] = set()
 
     def count(response):
         if response.request.resource_type == "image" and response.status == 200:
+            fetched.add(response.url)
             size = len(response.body())
             image_bytes["total"] += size
             if "/images/" in response.url:
@@ -72,17 +74,29 @@ def test_a_60_image_album_page_transfers_renditions_not_originals(live_server, b
     expect(cover).to_have_js_property("complete", True)
     assert "/renditions/" in cover.get_attribute("src")
     page.on("response", count)
+    # A phone-width window: the grid becomes a long column, which puts the last photo further
+    # below the first screen than the browser's lazy-loading distance (Chromium's largest, for
+    # the slowest connections, is 8000 px). On a wide screen all 60 are within it.
+    page.set_viewport_size({"width": 240, "height": 640})
     page.goto(f"{live_server.url}/admin/catalog/runway/{runway.pk}/change/")
     tiles = page.locator(".review-tile img")
     expect(tiles).to_have_count(IMAGES)
-    # (The dense grid puts all 60 within the browser's lazy-loading distance of the first
-    # screen; test_browser_review's 500-image album shows that the others wait.)
+    expect(tiles.first).to_have_js_property("complete", True)
+    page.wait_for_load_state("networkidle")  # whatever the page loads unscrolled, it has
+    last = tiles.nth(IMAGES - 1)
+    below = last.evaluate("img => img.getBoundingClientRect().top - window.innerHeight")
+    assert below > 8000, f"the last photo is only {below:.0f} px below the first screen"
+    # Lazy loading: the last photo is not fetched before the editor scrolls to it.
+    last_url = last.evaluate("img => img.src")
+    assert last_url not in fetched
+    assert last.evaluate("img => img.complete") is False
     for index in range(IMAGES):
         tile = tiles.nth(index)
         tile.scroll_into_view_if_needed()
         expect(tile).to_have_js_property("complete", True)
         assert tile.evaluate("img => img.naturalWidth") == 400
     page.wait_for_load_state("networkidle")
+    assert last_url in fetched
 
     # Then the page fetched 60 renditions and no original, well under 3 MB in all
     assert image_bytes["originals"] == 0

@@ -349,9 +349,9 @@ def test_street_keys_attach_and_detach(live_server, browser_page):
     expect(page.locator("#id_title")).to_have_value("Street keys, saved")
     assert StreetSnap.objects.get(pk=snap.pk).title == "Street keys, saved"
 
-    # s skips to the next album of the queue without deciding (none left: the list).
+    # s skips to the next album of the queue without deciding (no other: the list).
     page.keyboard.press("s")
-    expect(page.locator(".messagelist")).to_contain_text("The pending queue is empty.")
+    expect(page.locator(".messagelist")).to_contain_text("No other album in this queue.")
     assert StreetSnap.objects.get(pk=snap.pk).status == "pending"
 
 

@@ -8,14 +8,18 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from catalog.models import Runway, RunwayImage, StreetSnapImage
-from catalog.services import RecordWriteRefused, StaleRecord, image_soft_delete, record_update
+from catalog.services import RecordWriteRefused, StaleRecord, record_update
 from review.models import ReviewEvent
 from review.selectors import record_review_history
 from review.services import (
     TRANSITIONS,
     TransitionRefused,
+    image_attach_to_previous,
+    image_delete,
+    image_detach,
+    image_make_cover,
+    images_attach,
     record_approve,
-    record_curate_images,
     record_edit,
     record_reject,
     record_transition,
@@ -381,28 +385,20 @@ class TestEditsWhilePublished:
         assert (runway.title, runway.version) == ("Public", 1)
         assert not ReviewEvent.objects.exists()
 
-    @staticmethod
-    def delete_last_image(runway, actor):
-        image = runway.images.order_by("sort_order").last()
-        return lambda: (
-            image_soft_delete(image=image, actor=actor),
-            f"Deleted image {image.pk}.",
-        )
-
     def test_an_image_operation_is_logged_with_its_note_only_on_a_published_album(self, editor):
         published, pending = make_runway(images=2, published=True), make_runway(images=2)
 
         for runway in [published, pending]:
-            record, _ = record_curate_images(
-                actor=editor, operation=self.delete_last_image(runway, editor)
-            )
+            last = runway.images.order_by("sort_order").last()
+            record, note = image_delete(image=last, actor=editor)
             assert (record.pk, record.image_count) == (runway.pk, 1)
+            assert note == f"Deleted image 2 (id {last.pk})."
 
         [event] = ReviewEvent.objects.all()
         assert (event.runway_id, event.action, event.reason, event.changes) == (
             published.pk,
             "edit",
-            f"Deleted image {published.images.order_by('sort_order').last().pk}.",
+            f"Deleted image 2 (id {published.images.order_by('sort_order').last().pk}).",
             {},
         )
 
@@ -414,7 +410,7 @@ class TestEditsWhilePublished:
 
         monkeypatch.setattr(ReviewEvent.objects, "create", broken_create)
         with pytest.raises(RuntimeError):
-            record_curate_images(actor=editor, operation=self.delete_last_image(runway, editor))
+            image_delete(image=runway.images.order_by("sort_order").last(), actor=editor)
 
         runway.refresh_from_db()
         assert (runway.image_count, runway.version, runway.images.live().count()) == (2, 1, 2)
@@ -447,3 +443,96 @@ class TestEditsWhilePublished:
 
         runway.refresh_from_db()
         assert (runway.status, runway.title, runway.version) == ("pending", "Original", 1)
+
+
+# --- image operations: one service each, with its note and history row ------------------------
+
+
+def _street_images(snap) -> list:
+    """main 1, its detail 2, main 3, its detail 4 (make_street_snap's layout)."""
+    return list(snap.images.order_by("sort_order"))
+
+
+IMAGE_OPERATIONS = [
+    pytest.param(
+        lambda images, **who: image_delete(image=images[0], **who),
+        "Deleted image 1 (id {0}); the cover moved to image 2 (id {1}).",
+        id="delete-the-cover",
+    ),
+    pytest.param(
+        lambda images, **who: image_delete(image=images[3], **who),
+        "Deleted image 4 (id {3}).",
+        id="delete",
+    ),
+    pytest.param(
+        lambda images, **who: image_make_cover(image=images[2], **who),
+        "Image 3 (id {2}) is now the cover.",
+        id="cover",
+    ),
+    pytest.param(
+        lambda images, **who: images_attach(images=[images[2]], main=images[0], **who),
+        "Image 3 (id {2}) attached to main image 1 (id {0}).",
+        id="attach",
+    ),
+    pytest.param(
+        lambda images, **who: images_attach(images=[images[3], images[2]], main=images[0], **who),
+        "Images 3 (id {2}), 4 (id {3}) attached to main image 1 (id {0}).",
+        id="attach-several",
+    ),
+    pytest.param(
+        lambda images, **who: image_attach_to_previous(image=images[2], **who),
+        "Image 3 (id {2}) is now a detail of image 1 (id {0}).",
+        id="attach-previous",
+    ),
+    pytest.param(
+        lambda images, **who: image_detach(image=images[3], **who),
+        "Image 4 (id {3}) is now a main image.",
+        id="detach",
+    ),
+]
+
+
+class TestImageOperations:
+    @pytest.mark.parametrize(("operate", "said"), IMAGE_OPERATIONS)
+    def test_each_says_what_it_did_and_a_published_album_keeps_it(self, editor, operate, said):
+        # Given a published street album and a pending one
+        published, pending = make_street_snap(published=True), make_street_snap()
+
+        # When the operation runs on each
+        for snap in [published, pending]:
+            images = _street_images(snap)
+            record, note = operate(images, actor=editor, expected_version=1)
+
+            # Then it says what it did, in the words the admin shows
+            assert note == said.format(*(image.pk for image in images))
+            assert (record.pk, record.version) == (snap.pk, 2)
+
+        # And only the published album's history has a row for it, at the version it made
+        [event] = ReviewEvent.objects.all()
+        assert (event.street_snap_id, event.action, event.record_version) == (
+            published.pk,
+            "edit",
+            2,
+        )
+        assert event.reason == said.format(*(image.pk for image in _street_images(published)))
+
+    @pytest.mark.parametrize(("operate", "said"), IMAGE_OPERATIONS)
+    def test_a_stale_page_is_refused_and_nothing_is_written(self, editor, operate, said):
+        snap = make_street_snap(published=True)
+        images = _street_images(snap)
+        before = image_rows(snap)
+
+        with pytest.raises(StaleRecord):
+            operate(images, actor=editor, expected_version=0)
+
+        assert image_rows(snap) == before
+        assert not ReviewEvent.objects.exists()
+
+    def test_a_refused_operation_writes_no_history(self, editor):
+        snap = make_street_snap(published=True)
+        images = _street_images(snap)
+
+        with pytest.raises(RecordWriteRefused, match="already a main image"):
+            image_detach(image=images[0], actor=editor)
+
+        assert not ReviewEvent.objects.exists()
