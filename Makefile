@@ -10,9 +10,10 @@ test:  ## install and run everything CI runs
 test-fast:  ## the same without the slow stress and fault tests
 	scripts/test.sh -m "not slow"
 
-lint:
+lint:  ## ruff, the import contracts and mypy (the static part of `make test`)
 	scripts/bootstrap.sh requirements-dev.txt
 	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/lint-imports
+	.venv/bin/mypy
 
 worker:  ## an rq worker for both queues (needs REDIS_URL)
 	.venv/bin/python manage.py rqworker ingest maintenance --with-scheduler

@@ -30,6 +30,7 @@ from __future__ import annotations
 import io
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -47,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.dup_threshold import load_photo  # noqa: E402
-from bench.hash_bench import SPEED_PHOTOS, medians, runway_jpeg  # noqa: E402
+from bench.hash_bench import SPEED_PHOTOS, runway_jpeg  # noqa: E402
 
 WIDTHS = (400, 1200)
 ALBUM = 60
@@ -116,17 +117,50 @@ CANDIDATES = {
     "pillow-m4": partial(pillow_one_decode, method=4),
     "pillow-m2": partial(pillow_one_decode, method=2),
     "vips-e4": partial(vips_one_decode, effort=4),
+    "vips-e3": partial(vips_one_decode, effort=3),
+    "vips-e2": partial(vips_one_decode, effort=2),
     "chosen": chosen,
 }
 
 
-def ssim(a: bytes, b: bytes) -> float:
+def pixels(data: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+
+
+def ssim(a: bytes | np.ndarray, b: bytes | np.ndarray) -> float:
     from skimage.metrics import structural_similarity
 
-    x = np.asarray(Image.open(io.BytesIO(a)).convert("RGB"))
-    y = np.asarray(Image.open(io.BytesIO(b)).convert("RGB"))
+    x = pixels(a) if isinstance(a, bytes) else a
+    y = pixels(b) if isinstance(b, bytes) else b
     h, w = min(x.shape[0], y.shape[0]), min(x.shape[1], y.shape[1])  # a rounding pixel apart
     return float(structural_similarity(x[:h, :w], y[:h, :w], channel_axis=2))
+
+
+def source(data: bytes) -> list[np.ndarray]:
+    """The naive path's resampled pictures before WebP: what both encodes approximate."""
+    image = Image.open(io.BytesIO(data)).convert("RGB")
+    out = []
+    for width in WIDTHS:
+        if image.width >= width:
+            height = round(image.height * width / image.width)
+            out.append(np.asarray(image.resize((width, height), Image.Resampling.LANCZOS)))
+    return out
+
+
+def timings(functions: dict, repetitions: int) -> dict[str, tuple[float, float]]:
+    """Median CPU seconds (every thread of the process: libvips runs several) and wall
+    seconds of each function, interleaved so that drift in the machine's load hits all."""
+    cpu: dict[str, list[float]] = {name: [] for name in functions}
+    wall: dict[str, list[float]] = {name: [] for name in functions}
+    for function in functions.values():  # warm-up: imports, caches, first-touch allocations
+        function()
+    for _ in range(repetitions):
+        for name, function in functions.items():
+            c, w = time.process_time(), time.perf_counter()
+            function()
+            cpu[name].append(time.process_time() - c)
+            wall[name].append(time.perf_counter() - w)
+    return {n: (statistics.median(cpu[n]), statistics.median(wall[n])) for n in functions}
 
 
 def native_jpeg(name: str) -> bytes:
@@ -135,7 +169,7 @@ def native_jpeg(name: str) -> bytes:
     return buffer.getvalue()
 
 
-def per_image(repetitions: int) -> dict[str, dict[str, list[float]]]:
+def per_image(repetitions: int) -> None:
     from ingest.hashing import analyse_image
 
     sets = {
@@ -147,53 +181,71 @@ def per_image(repetitions: int) -> dict[str, dict[str, list[float]]]:
         ],
         "native size": [native_jpeg(n) for n in SPEED_PHOTOS],
     }
-    figures: dict[str, dict[str, list[float]]] = {}
-    print(f"\n1. Per image, median of {repetitions} interleaved runs (ms); against naive:")
     print(
-        f"{'photos':<22}{'naive ms':>9}{'x hash':>7}  "
-        + "".join(f"{name + ' x/ssim/bytes':>30}" for name in CANDIDATES)
+        f"\n1. Per image (both widths), median of {repetitions} interleaved runs per photo, "
+        f"{len(SPEED_PHOTOS)} photos per set; against the naive path. load average "
+        f"{_load()}"
+    )
+    print(
+        "   speed-up = naive ÷ candidate, CPU time of the process (all threads) and wall time,"
+        " median over the photos (slowest photo);\n   SSIM = against the naive output, the"
+        " lower of the two widths, lowest / median photo; 'vs source' = against the resampled"
+        " picture before WebP;\n   bytes = both widths against the naive's, largest / median."
     )
     for label, photos in sets.items():
-        rows = {name: {"speed": [], "ssim": [], "bytes": []} for name in CANDIDATES}
-        naive_ms, hash_ratio = [], []
+        rows = {
+            name: {"cpu": [], "wall": [], "ssim": [], "source": [], "bytes": []}
+            for name in [*CANDIDATES, "naive"]
+        }
+        naive_cpu, hash_ratio = [], []
         for data in photos:
             functions = {
                 "naive": partial(naive, data),
                 "hash": partial(analyse_image, data, max_pixels=64_000_000),
             }
             functions.update({name: partial(fn, data) for name, fn in CANDIDATES.items()})
-            times = medians(functions, repetitions)
+            times = timings(functions, repetitions)
             reference = naive(data)
-            naive_ms.append(times["naive"] * 1000)
-            hash_ratio.append(times["naive"] / times["hash"])
+            pictures = source(data)
+            naive_cpu.append(times["naive"][0] * 1000)
+            hash_ratio.append(times["naive"][0] / times["hash"][0])
+            rows["naive"]["source"].append(
+                min(ssim(a, b) for a, b in zip(pictures, reference, strict=True))
+            )
             for name, fn in CANDIDATES.items():
                 made = fn(data)
-                rows[name]["speed"].append(times["naive"] / times[name])
-                rows[name]["ssim"].append(
-                    min(ssim(a, b) for a, b in zip(reference, made, strict=True)) if made else 1.0
-                )
-                rows[name]["bytes"].append(sum(map(len, made)) / max(sum(map(len, reference)), 1))
-        line = (
-            f"{label:<22}{statistics.median(naive_ms):>9.0f}{statistics.median(hash_ratio):>7.1f}  "
+                row = rows[name]
+                row["cpu"].append(times["naive"][0] / times[name][0])
+                row["wall"].append(times["naive"][1] / times[name][1])
+                row["ssim"].append(min(ssim(a, b) for a, b in zip(reference, made, strict=True)))
+                row["source"].append(min(ssim(a, b) for a, b in zip(pictures, made, strict=True)))
+                row["bytes"].append(sum(map(len, made)) / max(sum(map(len, reference)), 1))
+        print(
+            f"\n   {label}: naive {statistics.median(naive_cpu):.0f} ms CPU "
+            f"({statistics.median(hash_ratio):.0f}x the hashing decode); naive vs source SSIM "
+            f"lowest {min(rows['naive']['source']):.3f}"
+        )
+        print(
+            f"   {'':<10}{'CPU speed-up':>20}{'wall speed-up':>20}{'SSIM':>14}"
+            f"{'vs source':>11}{'bytes':>12}"
         )
         for name in CANDIDATES:
             r = rows[name]
-            line += (
-                f"{statistics.median(r['speed']):>8.2f}x (min {min(r['speed']):.2f}) "
-                f"{min(r['ssim']):.3f} {max(r['bytes']):.2f}".rjust(30)
+            print(
+                f"   {name:<10}"
+                f"{_median_min(r['cpu']):>20}{_median_min(r['wall']):>20}"
+                f"{min(r['ssim']):>8.3f} /{statistics.median(r['ssim']):.3f}"
+                f"{min(r['source']):>11.3f}"
+                f"{max(r['bytes']):>7.2f} /{statistics.median(r['bytes']):.2f}"
             )
-        print(line)
-        figures[label] = rows["chosen"]
-        c = rows["chosen"]
-        print(
-            f"{'':<22}chosen: SSIM median {statistics.median(c['ssim']):.3f}, bytes median "
-            f"{statistics.median(c['bytes']):.2f}"
-        )
-    print(
-        "   columns per candidate: median speed-up (slowest photo), lowest SSIM of either width,"
-        " largest bytes ratio"
-    )
-    return figures
+
+
+def _median_min(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f}x ({min(values):.2f}x)"
+
+
+def _load() -> str:
+    return " ".join(f"{v:.1f}" for v in os.getloadavg())
 
 
 # --- 2 and 3. Ingest end to end, and the backfill ------------------------------------------------
@@ -229,9 +281,10 @@ def serve_album() -> tuple[ThreadingHTTPServer, list[str]]:
 
 
 def ingest_once(
-    urls: list[str], *, renditions: bool, env: dict[str, str]
+    urls: list[str], *, renditions: bool, env: dict[str, str], extra: dict[str, str] | None = None
 ) -> tuple[float, float | None]:
-    """Seconds from accept to job succeeded, and to every image's renditions made."""
+    """Seconds from accept to job succeeded, and to every image's renditions made; ``extra``
+    is the worker's environment on top of ``env`` (RENDITION_THREADS, VIPS_CONCURRENCY)."""
     from catalog.models import RunwayImage
     from ingest.serializers import album_validate
     from ingest.services import ingest_job_accept
@@ -249,7 +302,7 @@ def ingest_once(
         "description": "",
         "images": [{"url": url, "look_index": n + 1} for n, url in enumerate(urls)],
     }
-    worker_env = {**env, "RENDITIONS_AT_INGEST": "true" if renditions else "false"}
+    worker_env = {**env, "RENDITIONS_AT_INGEST": "true" if renditions else "false", **(extra or {})}
     worker = subprocess.Popen(  # noqa: S603 - our own manage.py
         [sys.executable, "manage.py", "rqworker", env["INGEST_QUEUE"], "--with-scheduler"],
         cwd=ROOT,
@@ -281,22 +334,20 @@ def ingest_once(
         worker.wait(timeout=30)
 
 
-def backfill(workers: int) -> float:
-    from django.core.management import call_command
-
-    from catalog.models import RunwayImage
-
-    count = RunwayImage.objects.count()
-    start = time.perf_counter()
-    call_command(
-        "renditions",
-        "--force",
-        "--workers",
-        str(workers),
-        stdout=io.StringIO(),
-        stderr=io.StringIO(),
+def backfill(workers: int, record: str, env: dict[str, str], extra: dict[str, str]) -> float:
+    """Images/s of `manage.py renditions --force` in a process of its own (libvips reads
+    VIPS_CONCURRENCY when it starts), from its own progress line: start-up is not counted."""
+    run = subprocess.run(  # noqa: S603 - our own manage.py
+        [sys.executable, "manage.py", "renditions", "--force", "--record", record]
+        + ["--workers", str(workers)],
+        cwd=ROOT,
+        env={**env, **extra},
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    return count / (time.perf_counter() - start)
+    rates = re.findall(r"([0-9.]+) images/s", run.stderr)
+    return float(rates[-1])
 
 
 def end_to_end() -> None:
@@ -335,23 +386,49 @@ def end_to_end() -> None:
         server, urls = serve_album()
         megabytes = sum(map(len, _Photos.bodies.values())) / 1e6
         print(f"\n2. A {ALBUM}-photo album ({megabytes:.0f} MB of 2000x3000 JPEGs), one rq worker:")
-        runs = {"without": [], "with": []}
-        for _ in range(2):  # interleaved: drift hits both sides
-            runs["without"].append(ingest_once(urls, renditions=False, env=env))
-            runs["with"].append(ingest_once(urls, renditions=True, env=env))
+        print(f"   load average before: {_load()}")
+        variants = {
+            "without": (False, {}),
+            "with, 1 thread": (True, {"RENDITION_THREADS": "1"}),
+            "with, 2 threads": (True, {"RENDITION_THREADS": "2"}),
+        }
+        runs: dict[str, list] = {variant: [] for variant in variants}
+        for _ in range(2):  # interleaved: drift hits every variant
+            for variant, (renditions, extra) in variants.items():
+                runs[variant].append(ingest_once(urls, renditions=renditions, env=env, extra=extra))
         review_without = statistics.median(r[0] for r in runs["without"])
-        review_with = statistics.median(r[0] for r in runs["with"])
-        done_with = statistics.median(r[1] for r in runs["with"])
         print(f"   without renditions: in the review queue after {review_without:.1f} s")
+        for variant in list(variants)[1:]:
+            review = statistics.median(r[0] for r in runs[variant])
+            done = statistics.median(r[1] for r in runs[variant])
+            print(
+                f"   {variant + ':':<17} in the review queue after {review:.1f} s "
+                f"({review / review_without:.2f}x), renditions complete after {done:.1f} s "
+                f"({done / review_without:.2f}x)"
+            )
+        print(f"   load average after: {_load()}")
+        from catalog.models import Runway
+
+        record = f"runway:{Runway.objects.order_by('pk').values_list('pk', flat=True)[0]}"
         print(
-            f"   with renditions:    in the review queue after {review_with:.1f} s "
-            f"({review_with / review_without:.2f}x), renditions complete after {done_with:.1f} s "
-            f"({done_with / review_without:.2f}x)"
+            f"\n3. Backfill (manage.py renditions --force --record {record}: {ALBUM} images), "
+            "median of two interleaved runs:"
         )
-        print(f"\n3. Backfill (manage.py renditions --force) over {ALBUM * 4} images:")
-        one = backfill(1)
-        two = backfill(2)
-        print(f"   1 worker: {one:.1f} images/s; 2 workers: {two:.1f} images/s ({two / one:.2f}x)")
+        settings = {
+            "1 worker": (1, {}),
+            "2 workers (1 libvips thread each)": (2, {}),
+            "2 workers, VIPS_CONCURRENCY=2": (2, {"VIPS_CONCURRENCY": "2"}),
+            "1 worker, VIPS_CONCURRENCY=1": (1, {"VIPS_CONCURRENCY": "1"}),
+        }
+        rates: dict[str, list[float]] = {setting: [] for setting in settings}
+        for _ in range(2):
+            for setting, (workers, extra) in settings.items():
+                rates[setting].append(backfill(workers, record, env, extra))
+        one = statistics.median(rates["1 worker"])
+        for setting in settings:
+            rate = statistics.median(rates[setting])
+            print(f"   {setting + ':':<36} {rate:.2f} images/s ({rate / one:.2f}x)")
+        print(f"   load average after: {_load()}")
     finally:
         if server is not None:
             server.shutdown()

@@ -14,6 +14,7 @@ and its pipeline streams, so a worker's memory stays small for large PNGs too.
 from __future__ import annotations
 
 import base64
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,12 +26,11 @@ FORMAT = "webp"
 MIME_TYPE = "image/webp"
 # WebP quality as the naive path has it. `effort` (0-6) is where the time goes, and it is a
 # step, not a slope: from 3 up libwebp adds rate-distortion optimisation, which doubles the
-# encode. The 1200 (nine tenths of the pixels) takes effort 2; the 400, which editors see 60 of
-# a page and which costs a tenth as much, takes 4, Pillow's default (docs/renditions.md,
-# "Settings": no other quality, preset or subsampling measured better).
+# encode. Effort 2 keeps the picture as close to the resized original as Pillow's method 4
+# does (SSIM within 0.003) at half the CPU; what it gives up is resemblance to method 4's own
+# artefacts (docs/renditions.md, "Settings": no quality, preset or subsampling measured better).
 QUALITY = 80
 EFFORT = 2
-EFFORT_BY_WIDTH = {400: 4}
 PLACEHOLDER_SIDE = 100  # ThumbHash's own maximum
 _UNBOUNDED = 10_000_000  # thumbnail() fits a box: only the width may bind
 
@@ -72,6 +72,22 @@ class Rendered:
     color: str  # "#rrggbb"
 
 
+def share_cores(images_at_once: int) -> None:
+    """Size libvips' thread pool for ``images_at_once`` images rendered in parallel threads:
+    the cores divided between them, at least one thread each.
+
+    libvips gives every pipeline as many threads as there are cores, which is right for one
+    image at a time; with several at once their pools oversubscribe the cores, and
+    bench/renditions.py measured the backfill slower with two workers than with one on two
+    cores. VIPS_CONCURRENCY, when set, is the operator's choice and wins. Process-wide: the
+    callers that render in threads call it before they start them.
+    """
+    if os.environ.get("VIPS_CONCURRENCY"):
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    pyvips.concurrency_set(max(1, (cores or 1) // max(1, images_at_once)))
+
+
 def upright_size(data: bytes) -> tuple[int, int]:
     """Width and height of the original as viewers show it (EXIF orientation applied)."""
     header = _header(data)
@@ -103,9 +119,7 @@ def render(data: bytes, *, max_pixels: int | None = None, widths=WIDTHS) -> Rend
                 Rendition(
                     width=image.width,
                     height=image.height,
-                    data=image.webpsave_buffer(
-                        Q=QUALITY, effort=EFFORT_BY_WIDTH.get(width, EFFORT), keep=_KEEP_NONE
-                    ),
+                    data=image.webpsave_buffer(Q=QUALITY, effort=EFFORT, keep=_KEEP_NONE),
                 )
             )
             base = image  # the 400 from the 1200, not from the original

@@ -154,7 +154,8 @@ def renditions_catch_up() -> str:
         key = f"archive:renditions-catch-up:{settings.INGEST_QUEUE}"
         now = time.time()
         redis.zremrangebyscore(key, "-inf", now - remember)
-        recent = {_album(member) for member in redis.zrange(key, 0, -1)}
+        # redis-py types a reply as any reply type; without decode_responses members are bytes.
+        recent = {_album(member) for member in redis.zrange(key, 0, -1)}  # type: ignore[arg-type]
         albums = rendering.records_without_renditions(
             limit=RENDITIONS_CATCH_UP_ALBUMS,
             stored_before=timezone.now() - timedelta(seconds=grace),

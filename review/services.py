@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any, NamedTuple, cast
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -97,7 +97,7 @@ def record_transition(
     *,
     record: Record,
     action: str,
-    actor: AbstractBaseUser,
+    actor: User,
     reason: str = "",
     changes: dict[str, Any] | None = None,
     expected_version: int | None = None,
@@ -167,7 +167,7 @@ def _append(
     *,
     action: str,
     from_status: str,
-    actor: AbstractBaseUser,
+    actor: User,
     reason: str = "",
     changes: dict[str, list[str]] | None = None,
     at: datetime | None = None,
@@ -176,7 +176,7 @@ def _append(
     the version that write gave the record, which orders the history."""
     return ReviewEvent.objects.create(
         runway=locked if isinstance(locked, Runway) else None,
-        street_snap=None if isinstance(locked, Runway) else locked,
+        street_snap=locked if isinstance(locked, StreetSnap) else None,
         action=action,
         from_status=from_status,
         to_status=locked.status,
@@ -192,7 +192,7 @@ def _append(
 def record_edit(
     *,
     record: Record,
-    actor: AbstractBaseUser,
+    actor: User,
     changes: dict[str, Any],
     expected_version: int | None = None,
 ) -> tuple[Record, dict[str, list[str]]]:
@@ -232,17 +232,18 @@ def _album_of(image: RecordImage) -> Record:
 def _names(image_model: type[RecordImage], image_ids: Iterable[int]) -> dict[int, str]:
     """“image 3 (id 57)” of each image, in one query (numbers never change)."""
     rows = image_model.objects.filter(pk__in=list(image_ids)).values_list("pk", "sort_order")
-    return {pk: image_name(image_model(pk=pk, sort_order=order)) for pk, order in rows}
+    # A kind's image model; the plugin refuses the fields of the abstract one it is typed as.
+    return {pk: image_name(image_model(pk=pk, sort_order=order)) for pk, order in rows}  # type: ignore[misc]
 
 
-def _curated(record: Record, actor: AbstractBaseUser, note: str) -> Curated:
+def _curated(record: Record, actor: User, note: str) -> Curated:
     _log_published_edit(record=record, actor=actor, note=note)
     return Curated(record, note)
 
 
 @transaction.atomic
 def image_delete(
-    *, image: RecordImage, actor: AbstractBaseUser, expected_version: int | None = None
+    *, image: RecordImage, actor: User, expected_version: int | None = None
 ) -> Curated:
     """Delete `image`, a live image of its album; refused for the last image of a published
     album. (A deleted cover moves to the first main image: the note says where.)"""
@@ -263,7 +264,7 @@ def image_delete(
 
 @transaction.atomic
 def image_make_cover(
-    *, image: RecordImage, actor: AbstractBaseUser, expected_version: int | None = None
+    *, image: RecordImage, actor: User, expected_version: int | None = None
 ) -> Curated:
     """Make `image` its album's cover; refused unless it is a live image of the album that
     is not the cover already."""
@@ -279,7 +280,7 @@ def images_attach(
     *,
     images: Sequence[StreetSnapImage],
     main: StreetSnapImage,
-    actor: AbstractBaseUser,
+    actor: User,
     expected_version: int | None = None,
 ) -> Curated:
     """Attach street `images` as details of `main`, a live main image of their album;
@@ -298,7 +299,7 @@ def images_attach(
 
 @transaction.atomic
 def image_attach_to_previous(
-    *, image: StreetSnapImage, actor: AbstractBaseUser, expected_version: int | None = None
+    *, image: StreetSnapImage, actor: User, expected_version: int | None = None
 ) -> Curated:
     """Attach street `image` as a detail of the nearest live main image before it; refused
     when there is none."""
@@ -314,7 +315,7 @@ def image_attach_to_previous(
 
 @transaction.atomic
 def image_detach(
-    *, image: StreetSnapImage, actor: AbstractBaseUser, expected_version: int | None = None
+    *, image: StreetSnapImage, actor: User, expected_version: int | None = None
 ) -> Curated:
     """Make the street detail `image` a main image again; refused when it is one already."""
     record = street_image_detach(image=image, actor=actor, expected_version=expected_version)
@@ -325,7 +326,7 @@ def image_detach(
 def _log_published_edit(
     *,
     record: Record,
-    actor: AbstractBaseUser,
+    actor: User,
     changes: dict[str, list[str]] | None = None,
     note: str = "",
 ) -> ReviewEvent | None:
@@ -352,7 +353,7 @@ def _log_published_edit(
 def record_approve(
     *,
     record: Record,
-    actor: AbstractBaseUser,
+    actor: User,
     changes: dict[str, Any] | None = None,
     expected_version: int | None = None,
 ) -> ReviewEvent:
@@ -369,7 +370,7 @@ def record_approve(
 def record_reject(
     *,
     record: Record,
-    actor: AbstractBaseUser,
+    actor: User,
     reason: str,
     expected_version: int | None = None,
 ) -> ReviewEvent:
@@ -386,7 +387,7 @@ def record_reject(
 def record_unpublish(
     *,
     record: Record,
-    actor: AbstractBaseUser,
+    actor: User,
     reason: str,
     expected_version: int | None = None,
 ) -> ReviewEvent:
@@ -403,7 +404,7 @@ def record_unpublish(
 # --- Soft claims: who has an album open ---------------------------------------------------
 
 
-def claim_take(*, record: Record, user: AbstractBaseUser) -> bool:
+def claim_take(*, record: Record, user: User) -> bool:
     """Hold `record` for `user` (or refresh their hold); False when another editor holds it
     and their claim has not lapsed. Never a lock: nothing else consults it but the queue.
 
@@ -417,7 +418,7 @@ def claim_take(*, record: Record, user: AbstractBaseUser) -> bool:
         return True
     try:
         with transaction.atomic():
-            ReviewClaim.objects.create(
+            ReviewClaim.objects.create(  # type: ignore[misc]  # model_name: typed optional, set on a model
                 kind=record._meta.model_name, record_id=record.pk, user=user, touched_at=now
             )
     except IntegrityError:
@@ -425,7 +426,7 @@ def claim_take(*, record: Record, user: AbstractBaseUser) -> bool:
     return True
 
 
-def claim_release(*, record: Record, user: AbstractBaseUser) -> None:
+def claim_release(*, record: Record, user: User) -> None:
     """`user` has left `record` (decided or skipped it): free it for the others at once."""
     ReviewClaim.objects.filter(
         kind=record._meta.model_name, record_id=record.pk, user=user

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole check: lint, migrations, import contracts, the suite on PostgreSQL, and the
+# The whole check: lint, migrations, import contracts, types, the suite on PostgreSQL, and the
 # portable part of the suite on SQLite. Extra arguments go to both pytest runs
 # (e.g. scripts/test.sh -m "not slow" to skip the stress and fault tests).
 set -euo pipefail
@@ -25,6 +25,11 @@ DATABASE_URL="sqlite:///$sqlite_dir/check.sqlite3" python manage.py makemigratio
 
 echo "==> import contracts"
 lint-imports
+
+echo "==> types"
+# The application packages, as pyproject.toml's [tool.mypy] names them; the django-stubs plugin
+# imports config.settings, which needs no environment (the variables are unset above).
+mypy
 
 echo "==> suite on PostgreSQL"
 DATABASE_URL="$pg_url" python -m pytest "$@"

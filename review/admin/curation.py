@@ -4,7 +4,7 @@ the page or as a plain form post) and the near-duplicate compare view."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from django.contrib import messages
 from django.contrib.admin.utils import unquote
@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from catalog.models import THUMBNAIL_WIDTH, Record, RecordImage, StreetSnap
+from catalog.models import THUMBNAIL_WIDTH, Record, RecordImage, StreetSnap, StreetSnapImage
 from catalog.services import RecordWriteRefused
 from review.admin.display import (
     IMAGE_ID,
@@ -140,7 +140,8 @@ class CurationAdmin(QueueAdmin):
     def image_stub(self, obj: Record, image_id: int) -> RecordImage:
         # Only the ids: the service re-reads the image under the record's lock and checks
         # that it belongs to this record.
-        return self.image_model(pk=image_id, **{f"{self.record_fk}_id": obj.pk})
+        # A kind's image model; the plugin refuses the fields of the abstract one it is typed as.
+        return self.image_model(pk=image_id, **{f"{self.record_fk}_id": obj.pk})  # type: ignore[misc]
 
     def image_operation_view(self, request, object_id, image_id, operation):
         # POST only (a GET, e.g. a reloaded URL, just goes back to the grid); CSRF-protected
@@ -173,9 +174,10 @@ class CurationAdmin(QueueAdmin):
                 image_ids = sorted({int(pk) for pk in request.POST.getlist("images")})
             except ValueError:
                 raise RecordWriteRefused("Choose a main image and at least one image.") from None
+            # The street snaps' admin: its stubs are street images.
             return images_attach(
-                images=[self.image_stub(obj, image_id) for image_id in image_ids],
-                main=self.image_stub(obj, main_id),
+                images=[cast(StreetSnapImage, self.image_stub(obj, i)) for i in image_ids],
+                main=cast(StreetSnapImage, self.image_stub(obj, main_id)),
                 actor=request.user,
                 expected_version=loaded.version,
             )
@@ -218,7 +220,7 @@ class CurationAdmin(QueueAdmin):
     def grid_response(self, request, object_id, message: str, written) -> JsonResponse:
         # The token comes from the record as this write left it, read under its lock: a read
         # after the commit could carry another editor's write into this page's token.
-        obj = self.get_object(request, unquote(object_id))
+        obj = cast(Record, self.get_object(request, unquote(object_id)))  # just written
         review = {**self.grid_context(request, obj), "token": loaded_token(written)}
         grid = render_to_string(
             "admin/review/includes/image_grid.html", {"review": review}, request=request

@@ -188,6 +188,7 @@ def order_keys(queryset: QuerySet) -> list[tuple[Any, bool, bool]] | None:
     place is the database's default (PostgreSQL and SQLite put them at opposite ends)."""
     model, keys = queryset.model, []
     for term in queryset.query.order_by:
+        expression: Any  # an F, or an expression of the list's own
         if isinstance(term, str):
             descending, name = term.startswith("-"), term.removeprefix("-")
             expression, nulls_first, nulls_last = F(name), False, False
@@ -197,7 +198,7 @@ def order_keys(queryset: QuerySet) -> list[tuple[Any, bool, bool]] | None:
         else:
             return None
         if isinstance(expression, F):
-            name = expression.name
+            name = expression.name  # type: ignore[attr-defined]  # the stubs leave F.name out
             if name in queryset.query.annotations:
                 nullable = queryset.query.annotations[name].output_field.null
             elif name == "pk":

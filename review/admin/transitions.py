@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.utils import model_ngettext, unquote
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
@@ -165,7 +166,11 @@ class TransitionAdmin(RecordPageAdmin):
     @staticmethod
     def reason_service(action: str) -> Callable[..., Any]:
         """The service of a transition that asks for a reason."""
-        return {Action.REJECT: record_reject, Action.UNPUBLISH: record_unpublish}[action]
+        services: dict[str, Callable[..., Any]] = {
+            Action.REJECT: record_reject,
+            Action.UNPUBLISH: record_unpublish,
+        }
+        return services[action]
 
     def bulk_with_reason(self, request, queryset, action: str):
         form = ReasonForm(request.POST if "confirm" in request.POST else None)
@@ -183,7 +188,7 @@ class TransitionAdmin(RecordPageAdmin):
         records = self.selected_records(request, queryset)
         hidden: list[tuple[str, Any]] = [("action", request.POST.get("action", ""))]
         for record in records:
-            hidden.append((admin.helpers.ACTION_CHECKBOX_NAME, record.pk))
+            hidden.append((ACTION_CHECKBOX_NAME, record.pk))
             token = request.POST.get(f"loaded_{record.pk}")
             if token:
                 hidden.append((f"loaded_{record.pk}", token))
@@ -205,7 +210,7 @@ class TransitionAdmin(RecordPageAdmin):
         back, so the transition service refuses it and the message says what happened.
         """
         records = list(queryset.order_by("pk"))
-        ticked = set(request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME))
+        ticked = set(request.POST.getlist(ACTION_CHECKBOX_NAME))
         gone = ticked - {str(record.pk) for record in records}
         if gone:
             records += self.get_queryset(request).filter(pk__in=[pk for pk in gone if pk.isdigit()])
