@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied
-from django.db.models import Count, F, Max, QuerySet, Window
-from django.db.models.functions import RowNumber
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied
+from django.db.models import Count, F, OrderBy, Q, QuerySet
 from django.http import HttpResponse, HttpResponseRedirect, JsonResponse, QueryDict
 from django.urls import reverse
 
@@ -49,20 +49,27 @@ class QueueAdmin(RecordListAdmin):
 
     def queue_place(self, request, obj: Record) -> tuple[int | None, int]:
         """Where `obj` stands in the editor's list (None: not in it) and how many albums the
-        list has, for "3 of 41": one row read, however long the list."""
+        list has, for "3 of 41", without reading the list: the albums before `obj` in its
+        order are counted by the database, in the same query as the total (no sort, no
+        ids sent). An order this cannot compare row by row reads the ids instead."""
         queryset = self.queue_queryset(request)
-        ranked = queryset.annotate(
-            # The stubs type Query.order_by more loosely than Window's order_by.
-            queue_position=Window(RowNumber(), order_by=list(queryset.query.order_by)),  # type: ignore[arg-type]
-            queue_total=Window(Count("pk")),
-            # The row's own id as a window value: a filter on it applies after the window
-            # functions (QUALIFY), so the position and total are those of the whole list.
-            queue_album=Window(Max("pk"), partition_by=[F("pk")]),
-        )
-        place = ranked.filter(queue_album=obj.pk).values_list("queue_position", "queue_total")
-        for position, total in place:
-            return position, total
-        return None, queryset.count()
+        keys = order_keys(queryset)
+        if keys is None:
+            queue = list(queryset.values_list("pk", flat=True))
+            return (queue.index(obj.pk) + 1 if obj.pk in queue else None), len(queue)
+        aliases = {f"queue_key_{n}": expression for n, (expression, _, _) in enumerate(keys)}
+        keyed = queryset.annotate(**aliases)
+        values = keyed.filter(pk=obj.pk).values_list(*aliases).first()
+        if values is None:
+            return None, queryset.count()
+        # Before `obj`: equal on the first keys and before it on the next one, for some key.
+        before, equal = NOTHING, Q()
+        for alias, (_, descending, nulls_first), value in zip(aliases, keys, values, strict=True):
+            earlier = comes_before(alias, value, descending=descending, nulls_first=nulls_first)
+            before |= equal & earlier
+            equal &= Q(**{f"{alias}__isnull": True}) if value is None else Q(**{alias: value})
+        counts = keyed.aggregate(total=Count("pk"), before=Count("pk", filter=before))
+        return counts["before"] + 1, counts["total"]
 
     def queue_tab(self, request) -> str:
         return status_tab(self.queue_filters(request).get("status"))
@@ -168,3 +175,55 @@ class QueueAdmin(RecordListAdmin):
             return JsonResponse({"held": True, "open_by": ""})
         holder = claims_of_others(model=self.model, user=request.user, record_ids=[obj.pk])
         return JsonResponse({"held": False, "open_by": holder.get(obj.pk, "")})
+
+
+# A condition no row meets (an id is never NULL), which every database compiles.
+NOTHING = Q(pk__isnull=True)
+
+
+def order_keys(queryset: QuerySet) -> list[tuple[Any, bool, bool]] | None:
+    """The list's order as (expression, descending, NULLs first) per term, or None when a
+    term cannot be compared row by row here: a related field (Django orders a foreign key
+    by the related model's ordering), a random order, or a nullable value whose NULLs'
+    place is the database's default (PostgreSQL and SQLite put them at opposite ends)."""
+    model, keys = queryset.model, []
+    for term in queryset.query.order_by:
+        expression: Any  # an F, or an expression of the list's own
+        if isinstance(term, str):
+            descending, name = term.startswith("-"), term.removeprefix("-")
+            expression, nulls_first, nulls_last = F(name), False, False
+        elif isinstance(term, OrderBy):
+            expression, descending = term.expression, term.descending
+            nulls_first, nulls_last = bool(term.nulls_first), bool(term.nulls_last)
+        else:
+            return None
+        if isinstance(expression, F):
+            name = expression.name  # type: ignore[attr-defined]  # the stubs leave F.name out
+            if name in queryset.query.annotations:
+                nullable = queryset.query.annotations[name].output_field.null
+            elif name == "pk":
+                nullable = False
+            else:
+                try:
+                    field = model._meta.get_field(name)
+                except FieldDoesNotExist:
+                    return None  # a lookup across a relation, or "?"
+                if field.is_relation:
+                    return None
+                nullable = field.null
+        else:
+            # An expression of the list's own (the status rank): its output field says
+            # whether it can be NULL.
+            nullable = expression.output_field.null
+        if nullable and not (nulls_first or nulls_last):
+            return None
+        keys.append((expression, descending, nulls_first))
+    return keys
+
+
+def comes_before(alias: str, value: Any, *, descending: bool, nulls_first: bool) -> Q:
+    """The rows whose key `alias` comes strictly before `value` in the list's order."""
+    if value is None:  # NULLs first: nothing comes before; NULLs last: every value does
+        return NOTHING if nulls_first else Q(**{f"{alias}__isnull": False})
+    beyond = Q(**{f"{alias}__gt" if descending else f"{alias}__lt": value})
+    return beyond | Q(**{f"{alias}__isnull": True}) if nulls_first else beyond

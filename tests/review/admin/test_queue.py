@@ -6,9 +6,10 @@ from datetime import timedelta
 from urllib.parse import urlencode
 
 import pytest
+from django.contrib import admin
 from django.contrib.auth.models import User
 from django.db import connection
-from django.test import Client
+from django.test import Client, RequestFactory
 from django.utils import timezone
 
 from catalog.models import Runway
@@ -132,6 +133,34 @@ class TestTheQueueTheEditorCameFrom:
         # the album is still pending in that queue: skipping decides nothing
         assert response.url == f"{url(Runway, 'changelist')}?{urlencode(filters)}"
         assert messages_after(anna, response) == ["No other album in this queue."]
+
+    # The list's own orders (each tab's, and sorted by a column: title, season, status,
+    # received, and brand, a foreign key, which is counted from the ids instead).
+    @pytest.mark.parametrize("status", ["pending", "all", "published"])
+    @pytest.mark.parametrize("o", [None, "1", "-3.2", "6", "-9", "2"])
+    def test_the_place_is_the_albums_place_in_the_list_whatever_its_order(self, status, o):
+        # Given albums in every status, some never reviewed, with repeated titles and years
+        now = timezone.now()
+        albums = [
+            RunwayFactory(
+                title=f"Show {n % 4}",
+                year=2000 + n % 3,
+                status=["pending", "published", "rejected"][n % 3],
+                reviewed_at=None if n % 4 == 0 else now - timedelta(days=n % 5),
+            )
+            for n in range(12)
+        ]
+        request = RequestFactory().get(
+            "/", {"_changelist_filters": urlencode({"status": status, **({"o": o} if o else {})})}
+        )
+        request.user = User.objects.create_superuser("root")
+        runways = admin.site._registry[Runway]
+
+        # When each album's place is asked for, then it is its place among the list's ids
+        ids = runways.queue(request)
+        for album in albums:
+            expected = ids.index(album.pk) + 1 if album.pk in ids else None
+            assert runways.queue_place(request, album) == (expected, len(ids))
 
     @pytest.mark.postgres  # SQLite does not count the rows a SELECT returned
     @pytest.mark.parametrize("filtered", [False, True], ids=["pending", "brand"])
