@@ -14,14 +14,22 @@ Five parts, printed in order:
    p50/p95 of each endpoint, search, facets and similar images included.
 2. The query plans of the list, a search, a facet and a similar-images lookup.
 3. What each change bought: the same requests with each change undone in turn (DRF's
-   field-by-field rendering; DRF's throttle; the page query without the partial index).
+   field-by-field rendering; DRF's throttle; the page query without the partial index), and
+   each of issue 12's changes timed against what it replaced: statements compiled once
+   (publicapi/queries.py) against Django's querysets and model instances, the count exact up
+   to 1,000 against an exact count, orjson against DRF's JSONRenderer, the throttle's one
+   script against a pipeline of three commands, facets in one scan against one query per
+   facet, a search ranking its newest 1,000 matches against ranking all, and the
+   similar-images distance counted in SQL against in Python.
 4. The profile of a list request (cProfile, top functions by own time).
 5. Throughput, side by side in one run: gunicorn (1 worker, BENCH_THREADS threads,
    keep-alive) serving the API and a bare view (raw SQL on the same views, json.dumps; see
-   bench/public_api_parts/bare.py) of the runway list and a runway detail; BENCH_THREADS
-   client threads on keep-alive connections, the two alternated for BENCH_ROUNDS rounds of
-   BENCH_SECONDS each; the median requests/s of each and their ratio. The throttle is on (a
-   rate no client reaches) and ETags are kept. The bodies are checked equal first.
+   bench/public_api_parts/bare.py: it runs the API's count rule too, so both do the same
+   database work) of the runway list and a runway detail; BENCH_THREADS client threads on
+   keep-alive connections, the two alternated for BENCH_ROUNDS rounds of BENCH_SECONDS each
+   (each round started by the other side in turn); the median requests/s of each, their
+   ratio, and the median of the rounds' own ratios. The throttle is on (a rate no client
+   reaches) and ETags are kept. The bodies are checked equal first.
 
 Run: .venv/bin/python bench/public_api.py      (BENCH_PARTS=15: only parts 1 and 5)
 """
@@ -53,8 +61,8 @@ REDIS = os.environ.get(
     "BENCH_REDIS_URL", os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 )
 THREADS = int(os.environ.get("BENCH_THREADS", "4"))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
-SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "8"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
 SAMPLES = int(os.environ.get("BENCH_SAMPLES", "40"))
 RATE = "100000000/min"  # on, counted, never reached
 
@@ -325,6 +333,114 @@ def changes(paths: dict[str, str]) -> None:
             transaction.set_rollback(True)
     row("partial index: the page 1 query", before_page, after_page)
     row("brands left-joined: the count query", before_count, after_count)
+    speed_changes(paths, row)
+
+
+def speed_changes(paths: dict[str, str], row) -> None:
+    """Issue 12's per-request changes, each timed against what it replaced (in-process
+    medians, ms)."""
+    from django.core.cache import caches
+    from django.db import connection
+    from django.db.models import F
+    from django.test import RequestFactory
+    from rest_framework.renderers import JSONRenderer
+
+    from publicapi import facets, queries, search
+    from publicapi.filters import RunwayFilter
+    from publicapi.http import PublicJSONRenderer, count_in_window, redis_client
+    from publicapi.models import PublicRunway, PublicRunwayImage
+    from publicapi.search import NEWEST_FIRST
+    from publicapi.similar import band_probes
+
+    def timed(action, samples=SAMPLES):
+        return percentiles(action, samples)[0]
+
+    # The page and its covers: Django's queryset (compiled per request, a model per row,
+    # covers by prefetch_related) against the statements compiled once.
+    old = PublicRunway.objects.order_by(*NEWEST_FIRST).prefetch_related("cover")
+    page, counter = queries._unfiltered(PublicRunway)
+
+    def compiled():
+        records = page.objects(suffix=" LIMIT %s OFFSET %s", extra=(21, 0))
+        queries._covered(PublicRunwayImage, [r.cover_id for r in records if r.cover_id])
+
+    row("compiled once: page 1 and its covers", timed(lambda: list(old[0:20])), timed(compiled))
+    row(
+        "count: exact, against exact up to 1,000",
+        timed(lambda: PublicRunway.objects.count()),
+        timed(lambda: queries._count(counter, offset=0, shown=20, has_next=True)),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM public_brand_runways ORDER BY id DESC LIMIT 1")
+        (pk,) = cursor.fetchone()
+    album = PublicRunwayImage.objects.filter(runway_id=pk).select_related("runway")
+    row(
+        "compiled once: a detail (select_related, models)",
+        timed(lambda: list(album.order_by("sort_order", "id"))),
+        timed(lambda: queries.detail(PublicRunway, pk)),
+    )
+    body = client().get(paths["runways, page 1"]).json()
+    drf, ours = JSONRenderer(), PublicJSONRenderer()
+    row(
+        "orjson: a list page's body (x100)",
+        timed(lambda: [drf.render(body, "application/json", {}) for _ in range(100)]),
+        timed(lambda: [ours.render(body, "application/json", {}) for _ in range(100)]),
+    )
+    cache = caches["default"]
+
+    def pipelined():
+        name = cache.make_and_validate_key("bench_pipeline")
+        pipeline = redis_client(cache).pipeline(transaction=False)
+        pipeline.set(name, 0, ex=60, nx=True)
+        pipeline.incr(name)
+        pipeline.ttl(name)
+        pipeline.execute()
+
+    row(
+        "throttle: one script, not 3 commands (x100)",
+        timed(lambda: [pipelined() for _ in range(100)], 10),
+        timed(lambda: [count_in_window(cache, "bench_script", 60) for _ in range(100)], 10),
+    )
+    request = RequestFactory().get("/api/v1/runways/facets/")
+    for label, params in [("none", {}), ("brand and year", {"brand": "brand-7", "year": "2020"})]:
+        filterset = RunwayFilter(params, queryset=PublicRunway.objects.all(), request=request)
+        assert filterset.is_valid()
+        chosen = {k: v for k, v in filterset.form.cleaned_data.items() if v not in (None, "")}
+        args = (PublicRunway.objects.order_by(), filterset, chosen, facets.RUNWAY_FACETS)
+        row(
+            f"facets in one scan, filters: {label}",
+            timed(lambda a=args: facets._per_facet(*a), 10),
+            timed(lambda a=args: facets._in_one_scan(*a), 10),
+        )
+    web, path = client(), paths["search 'couture' (8k hits)"]
+    after = timed(lambda: web.get(path), 15)
+    ranked = search.by_relevance
+    # What it replaced: every match ranked.
+    search.by_relevance = lambda queryset, matched: matched.order_by(  # type: ignore[assignment]
+        F(search.RANK).desc(), *NEWEST_FIRST
+    )
+    try:
+        before = timed(lambda: web.get(path), 15)
+    finally:
+        search.by_relevance = ranked
+    row("search 'couture': ranks the newest 1,000 matches", before, after)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT phash, phash_algorithm FROM public_image_hashes WHERE kind = 'runway' "
+            "ORDER BY id LIMIT 1 OFFSET 5000"
+        )
+        phash, algorithm = cursor.fetchone()
+        probes = band_probes(phash, 7)
+        where = " OR ".join(
+            f"phash_band{n} IN ({', '.join(map(str, values))})" for n, values in enumerate(probes)
+        )
+        sql = f"SELECT kind, id, record_id, phash FROM public_image_hashes WHERE phash_algorithm = %s AND ({where})"  # noqa: E501, S608
+        near = sql + " AND bit_count((phash # %s)::bit(64)) <= 7"
+        row(
+            "similar: the distance counted in SQL (the query)",
+            timed(lambda: cursor.execute(sql, [algorithm]) or cursor.fetchall(), 15),
+            timed(lambda: cursor.execute(near, [algorithm, phash]) or cursor.fetchall(), 15),
+        )
 
 
 def profile(path: str) -> None:
@@ -385,12 +501,20 @@ def throughput(paths: dict[str, str]) -> None:
         )
         for label, bare, api in pairs:
             same_body(port, bare, api)
-            rates = {"bare": [], "api": []}
-            for _ in range(ROUNDS):
-                for side, path in (("bare", bare), ("api", api)):
+            rates: dict[str, list[float]] = {"bare": [], "api": []}
+            for n in range(ROUNDS):
+                # Alternated, and each pair in turn started by the other side, so a change
+                # of the machine's load falls on both alike.
+                sides = [("bare", bare), ("api", api)][:: 1 if n % 2 == 0 else -1]
+                for side, path in sides:
                     rates[side].append(requests_per_second(port, path))
             b, a = statistics.median(rates["bare"]), statistics.median(rates["api"])
-            print(f"  {label:<14} bare view {b:7.0f}/s   API {a:7.0f}/s   ratio {a / b:.2f}")
+            pairs_ = zip(rates["api"], rates["bare"], strict=True)
+            paired = statistics.median(x / y for x, y in pairs_)
+            print(
+                f"  {label:<14} bare view {b:7.0f}/s   API {a:7.0f}/s   ratio {a / b:.2f}"
+                f"   (median of the {ROUNDS} rounds' ratios {paired:.2f})"
+            )
     finally:
         server.terminate()
         server.wait(timeout=30)

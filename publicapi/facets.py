@@ -2,16 +2,22 @@
 with every *other* filter of the request applied (so the sidebar can offer the alternatives
 to the value chosen), by count then value, at most MAX_VALUES.
 
-One query for the total and one per facet; a `q` is applied to each (on PostgreSQL its brand
-lookup runs once: the search is applied to the base queryset before the facets branch off).
+On PostgreSQL one query computes every facet and the total in one scan (GROUPING SETS); on
+SQLite one query per facet and one for the total. A `q` counts every match (no ranking, so
+no cap); on PostgreSQL its brand lookup is one more query.
 """
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
+from functools import reduce
 
-from django.db.models import Count
+from django.db import connections
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 from rest_framework.exceptions import ValidationError
+
+from publicapi import search
 
 MAX_VALUES = 50
 
@@ -44,8 +50,19 @@ def facet_counts(filterset, facets: list[Facet]) -> dict:
     }
     base = filterset.queryset
     if "q" in chosen:
-        base = filterset.filters["q"].filter(base, chosen.pop("q"))
+        # Every match counts: the ranking's cap (search.MAX_RANKED) is for ordering a list.
+        q = chosen.pop("q")
+        if search.parse(q):
+            base = filterset.filters["q"].match(base, q)
     base = base.order_by()
+
+    if base.db and connections[base.db].vendor == "postgresql":
+        return _in_one_scan(base, filterset, chosen, facets)
+    return _per_facet(base, filterset, chosen, facets)
+
+
+def _per_facet(base, filterset, chosen: dict, facets: list[Facet]) -> dict:
+    """One GROUP BY per facet and a count (SQLite, which has no GROUPING SETS)."""
 
     def filtered(leave_out: str | None):
         queryset = base
@@ -72,3 +89,97 @@ def facet_counts(filterset, facets: list[Facet]) -> dict:
             for row in rows
         ]
     return {"count": filtered(None).count(), "facets": counts}
+
+
+def _in_one_scan(base, filterset, chosen: dict, facets: list[Facet]) -> dict:
+    """Every facet and the total in one query (PostgreSQL): the rows that pass all filters
+    but at most one, each with a flag per filter, grouped by GROUPING SETS, one per facet;
+    each facet's count takes the rows that pass every *other* filter (COUNT FILTER), and a
+    window keeps its MAX_VALUES first values."""
+    conditions = {
+        name: _condition(filterset.filters[name], value) for name, value in chosen.items()
+    }
+    flags = {
+        f"passes_{name}": ExpressionWrapper(condition, output_field=BooleanField())
+        for name, condition in conditions.items()
+    }
+    rows = base
+    if len(conditions) > 1:  # a row that fails two filters counts nowhere
+        rows = rows.filter(
+            reduce(
+                operator.or_,
+                (
+                    reduce(operator.and_, (c for other, c in conditions.items() if other != name))
+                    for name in conditions
+                ),
+            )
+        )
+    columns = [c for facet in facets for c in (facet.column, facet.label) if c]
+    inner = rows.annotate(**flags).values(*columns, *flags)
+    inner_sql, params = inner.query.sql_with_params()
+    quote = connections[base.db].ops.quote_name
+
+    def passing(leave_out: str | None) -> str:
+        others = [quote(f"passes_{name}") for name in chosen if name != leave_out]
+        return " AND ".join(others) if others else "TRUE"
+
+    grouped = [quote(f.column) for f in facets]
+    sets = ", ".join(
+        "(" + ", ".join(quote(c) for c in (f.column, f.label) if c) + ")" for f in facets
+    )
+    # GROUPING(...) is a bit mask, one bit per facet column, set where the row is not grouped
+    # by it: facet n's rows have every bit but its own; the total's has them all.
+    every = (1 << len(facets)) - 1
+    masks = [every ^ (1 << (len(facets) - 1 - n)) for n in range(len(facets))]
+    counts = ", ".join(
+        f"COUNT(*) FILTER (WHERE {passing(f.parameter)})" + f" AS n{n}"
+        for n, f in enumerate(facets)
+    )
+    chosen_count = " ".join(f"WHEN {mask} THEN n{n}" for n, mask in enumerate(masks))
+    all_columns = ", ".join(quote(c) for c in columns)
+    order = ", ".join(grouped)
+    sql = f"""
+        SELECT mask, {all_columns}, n FROM (
+            SELECT mask, {all_columns}, n,
+                   row_number() OVER (PARTITION BY mask ORDER BY n DESC, {order}) AS place
+            FROM (
+                SELECT mask, {all_columns}, CASE mask {chosen_count} ELSE total END AS n
+                FROM (
+                    SELECT GROUPING({", ".join(grouped)}) AS mask, {all_columns}, {counts},
+                           COUNT(*) FILTER (WHERE {passing(None)}) AS total
+                    FROM ({inner_sql}) rows
+                    GROUP BY GROUPING SETS ({sets}, ())
+                ) g
+            ) c
+            WHERE n > 0 OR mask = {every}
+        ) r
+        WHERE place <= {MAX_VALUES}
+    """  # noqa: S608 - our own column names; the values are parameters
+    with connections[base.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        found = cursor.fetchall()
+    by_mask = {mask: facet for mask, facet in zip(masks, facets, strict=True)}
+    position = {c: n + 1 for n, c in enumerate(columns)}
+    total = 0
+    values: dict[str, list] = {f.parameter: [] for f in facets}
+    for row in sorted(found, key=lambda r: (r[0], -r[-1])):
+        mask, n = row[0], row[-1]
+        if mask == every:
+            total = n
+            continue
+        facet = by_mask[mask]
+        values[facet.parameter].append(
+            {
+                "value": row[position[facet.column]],
+                **({"label": row[position[facet.label]]} if facet.label else {}),
+                "count": n,
+            }
+        )
+    for facet in facets:
+        values[facet.parameter].sort(key=lambda v: (-v["count"], v["value"]))
+    return {"count": total, "facets": values}
+
+
+def _condition(filter_, value) -> Q:
+    """The condition a django-filter filter applies for this value, as a Q."""
+    return Q(**{f"{filter_.field_name}__{filter_.lookup_expr}": value})

@@ -104,12 +104,13 @@ class SearchFilter(filters.Filter):
 
 
 def words(search_function, description: str):
-    """`?q=`: filters by publicapi.search and orders by relevance (newest first on a tie)."""
+    """`?q=`: filters by publicapi.search and orders by relevance (newest first on a tie).
+    `match` is the search without the ranking (facets count every match)."""
 
     def filter_q(queryset, name, value):
         if not search.parse(value):
             return queryset  # only punctuation: no search, as for an empty q
-        return search.by_relevance(search_function(queryset, value))
+        return search.by_relevance(queryset, search_function(queryset, value))
 
     schema = {
         "type": "string",
@@ -117,17 +118,32 @@ def words(search_function, description: str):
         "pattern": "^[^\\x00]*$",
         "description": description,
     }
-    return extend_schema_field(schema)(SearchFilter(method=filter_q))
+    search_filter = SearchFilter(method=filter_q)
+    search_filter.match = search_function
+    return extend_schema_field(schema)(search_filter)
+
+
+class SearchableFilterSet(filters.FilterSet):
+    """`q` applied last, so the matches it ranks are among the rows every other filter
+    leaves (a filter reaches a broad query's older matches)."""
+
+    def filter_queryset(self, queryset):
+        data = self.form.cleaned_data
+        for name, value in data.items():
+            if name != "q":
+                queryset = self.filters[name].filter(queryset, value)
+        return self.filters["q"].filter(queryset, data.get("q"))
 
 
 SEARCH_RULES = (
     "Words in any order, any case, accents optional; the last word may be the start of a "
     "word (`acme cout` finds Acme couture). Results by relevance, then newest published. "
-    f"At most {search.MAX_QUERY_LENGTH} characters; empty is no search."
+    f"At most {search.MAX_QUERY_LENGTH} characters; empty is no search. A search ranks its "
+    f"{search.MAX_RANKED} newest matches (more words or a filter reach older ones)."
 )
 
 
-class RunwayFilter(filters.FilterSet):
+class RunwayFilter(SearchableFilterSet):
     q = words(
         search.runways,
         "Search brand names and aliases, title, season, season code, collection type, year "
@@ -145,7 +161,7 @@ class RunwayFilter(filters.FilterSet):
         fields = ["q", "brand", "season_code", "year", "collection_type"]
 
 
-class StreetSnapFilter(filters.FilterSet):
+class StreetSnapFilter(SearchableFilterSet):
     q = words(search.street_snaps, f"Search city, title and description. {SEARCH_RULES}")
     city = text("city", "City, e.g. `Copenhagen` (any case).")
     year = integer(

@@ -186,7 +186,8 @@ _estimates_lock = threading.Lock()
 
 
 def _estimate(counter: Statement) -> int:
-    key = (counter.using, counter.sql, counter.params)
+    # A parameter may be a list (a search's candidate ids): keyed by its text.
+    key = (counter.using, counter.sql, repr(counter.params))
     now = time.monotonic()
     kept = _estimates.get(key)
     if kept is not None and now - kept[0] < ESTIMATE_SECONDS:

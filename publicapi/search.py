@@ -23,12 +23,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from django.db import connection
-from django.db.models import BooleanField, F, IntegerField, Q
+from django.db.models import BooleanField, F, Func, IntegerField, Q, Value
 from django.db.models.expressions import RawSQL
 
 from publicapi.models import public_connection
 
 MAX_QUERY_LENGTH = 200
+# A search ranks at most this many matches, the newest: a broad query ("couture", thousands
+# of shows) is ranked among its newest matches, not all of them (docs/api.md). More words or
+# a filter narrow the matches and so reach older ones.
+MAX_RANKED = 1000
 CONFIG = "archive_search"
 WEIGHTS = {"A": 4, "B": 2, "C": 1}
 RANK = "search_rank"
@@ -81,12 +85,12 @@ def tokens(*texts: str) -> set[str]:
 # --- PostgreSQL -----------------------------------------------------------------------------
 
 
-def _matches(table: str, query: str) -> RawSQL:
-    # Our table name and constant; the words are parameters.
+def _matches(query: str) -> RawSQL:
+    # `search` unqualified: it must name the column of whichever alias the query gives the
+    # view (a subquery's is U0), and the public views are never joined to one another here.
+    # Our constant; the words are a parameter.
     return RawSQL(  # noqa: S611
-        f"{connection.ops.quote_name(table)}.search @@ to_tsquery('{CONFIG}', %s)",
-        [query],
-        output_field=BooleanField(),
+        f"search @@ to_tsquery('{CONFIG}', %s)", [query], output_field=BooleanField()
     )
 
 
@@ -108,13 +112,12 @@ def _brands_named(words: list[Word]) -> list[set[int]]:
 
 
 def _search_postgres(queryset, words: list[Word], brands: list[set[int]] | None):
-    table = queryset.model._meta.db_table
     rank_sql, rank_params = [], []
     alone = []  # words no brand name holds: one tsquery for all of them
     for n, word in enumerate(words):
         named = brands[n] if brands else set()
         if named:
-            queryset = queryset.filter(Q(_matches(table, word.tsquery())) | Q(brand_id__in=named))
+            queryset = queryset.filter(Q(_matches(word.tsquery())) | Q(brand_id__in=named))
         else:
             alone.append(word)
         # The best field's weight. Every row here holds every word, so "else" is C.
@@ -129,17 +132,19 @@ def _search_postgres(queryset, words: list[Word], brands: list[set[int]] | None)
         )
         rank_params += [word.tsquery("A"), word.tsquery("B")]
     if alone:
-        queryset = queryset.filter(_matches(table, " & ".join(w.tsquery() for w in alone)))
+        queryset = queryset.filter(_matches(" & ".join(w.tsquery() for w in alone)))
     rank = RawSQL(" + ".join(rank_sql), rank_params, output_field=IntegerField())  # noqa: S611
     return queryset.alias(**{RANK: rank})
 
 
 # --- SQLite (and any database without tsvector) ---------------------------------------------
-# The same rule as a SQL function, SEARCH_RANK(q, A, B, C): the rank of a row whose fields
-# of weight A, B and C hold these texts, NULL for no match. Registered on every SQLite
-# connection (publicapi/apps.py). The database filters and orders by it, so a search is one
-# query whatever the number of matches (a list of matching ids would outgrow SQLite's limit
-# on query parameters on a large archive).
+# The same rule as a SQL function, SEARCH_RANK(q, brands, brand_id, weight, text, ...,
+# weight, text, ...): the rank of a row whose fields of each weight read so, NULL for no
+# match; `brands` names, per word, the brands one of whose names holds it ("1 4;;7").
+# Registered on every SQLite connection (publicapi/apps.py). The database filters and orders
+# by it, so a search is one query whatever the number of matches (a list of matching ids
+# would outgrow SQLite's limit on query parameters on a large archive). Its arguments are
+# column expressions, which Django qualifies with whatever alias the query gives the view.
 
 SEARCH_RANK = "archive_search_rank"
 
@@ -149,39 +154,68 @@ def _parsed(q: str) -> tuple[Word, ...]:
     return tuple(parse(q))
 
 
-def rank_texts(q: str, a: str | None, b: str | None, c: str | None) -> int | None:
-    """SEARCH_RANK: the rank of `q` in a row whose fields of weight A, B, C read so."""
+@lru_cache(maxsize=256)
+def _brand_sets(brands: str) -> tuple[frozenset[int], ...]:
+    return tuple(frozenset(int(b) for b in part.split()) for part in brands.split(";"))
+
+
+def rank_row(q: str, brands: str, brand_id: int | None, *texts) -> int | None:
+    """SEARCH_RANK: `texts` are a weight ("A", "B", "C") followed by that weight's texts."""
     words = _parsed(q)
     if not words:
         return None
-    return _rank(list(words), {"A": tokens(a or ""), "B": tokens(b or ""), "C": tokens(c or "")})
-
-
-def register_sqlite_functions(sender, connection, **kwargs) -> None:
-    """connection_created receiver: SEARCH_RANK on each new SQLite connection."""
-    if connection.vendor == "sqlite":
-        connection.connection.create_function(SEARCH_RANK, 4, rank_texts, deterministic=True)
-
-
-def _rank(words: list[Word], fields: dict[str, set[str]]) -> int | None:
-    """The rank of a record whose fields (by weight) hold these tokens, or None: no match."""
+    fields: dict[str, set[str]] = {}
+    weight = "C"
+    for text in texts:
+        if text in WEIGHTS:
+            weight = text
+            fields.setdefault(weight, set())
+        elif text is not None:
+            fields[weight] |= tokens(str(text))
+    named = _brand_sets(brands) if brands else ()
     total = 0
-    for word in words:
-        best = max(
-            (WEIGHTS[weight] for weight, held in fields.items() if any(map(word.matches, held))),
-            default=None,
-        )
+    for n, word in enumerate(words):
+        if n < len(named) and brand_id in named[n]:
+            total += WEIGHTS["A"]  # a brand name or alias: the best field there is
+            continue
+        best = _best(word, fields)
         if best is None:
             return None
         total += best
     return total
 
 
-def _ranked_in_sql(queryset, q: str, a: str, b: str, c: str):
-    # Our column expressions; the query is a parameter.
-    rank = RawSQL(  # noqa: S611
-        f"{SEARCH_RANK}(%s, {a}, {b}, {c})", [q], output_field=IntegerField()
+def register_sqlite_functions(sender, connection, **kwargs) -> None:
+    """connection_created receiver: SEARCH_RANK on each new SQLite connection."""
+    if connection.vendor == "sqlite":
+        connection.connection.create_function(SEARCH_RANK, -1, rank_row, deterministic=True)
+
+
+def _best(word: Word, fields: dict[str, set[str]]) -> int | None:
+    return max(
+        (WEIGHTS[weight] for weight, held in fields.items() if any(map(word.matches, held))),
+        default=None,
     )
+
+
+def _brands_by_name(words: list[Word]) -> str:
+    """For each word, the brands (with a public runway) one of whose names holds it."""
+    found: list[set[int]] = [set() for _ in words]
+    with public_connection().cursor() as cursor:
+        cursor.execute("SELECT brand_id, name FROM public_brand_names")
+        for brand_id, name in cursor.fetchall():
+            held = tokens(name)
+            for n, word in enumerate(words):
+                if any(map(word.matches, held)):
+                    found[n].add(brand_id)
+    return ";".join(" ".join(map(str, sorted(ids))) for ids in found)
+
+
+def _ranked_in_sql(queryset, q: str, brands: str, brand_id, **weighted: list[str]):
+    arguments: list = [Value(q), Value(brands), brand_id]
+    for weight, columns in weighted.items():
+        arguments += [Value(weight), *(F(column) for column in columns)]
+    rank = Func(*arguments, function=SEARCH_RANK, output_field=IntegerField())
     return queryset.alias(**{RANK: rank}).filter(**{f"{RANK}__isnull": False})
 
 
@@ -195,19 +229,14 @@ def runways(queryset, q: str):
         return queryset
     if connection.vendor == "postgresql":
         return _search_postgres(queryset, words, _brands_named(words))
-    table = connection.ops.quote_name(queryset.model._meta.db_table)
-    names = (
-        "(SELECT group_concat(n.name, ' ') FROM public_brand_names n "  # noqa: S608 - ours
-        f"WHERE n.brand_id = {table}.brand_id)"
-    )
     return _ranked_in_sql(
         queryset,
         q,
-        f"{table}.title || ' ' || COALESCE({names}, '')",
-        " || ' ' || ".join(
-            f"{table}.{column}" for column in ("season_code", "season", "collection_type", "year")
-        ),
-        f"{table}.description",
+        _brands_by_name(words),
+        F("brand_id"),
+        A=["title"],
+        B=["season_code", "season", "collection_type", "year"],
+        C=["description"],
     )
 
 
@@ -218,11 +247,21 @@ def street_snaps(queryset, q: str):
         return queryset
     if connection.vendor == "postgresql":
         return _search_postgres(queryset, words, None)
-    table = connection.ops.quote_name(queryset.model._meta.db_table)
-    return _ranked_in_sql(
-        queryset, q, f"{table}.city || ' ' || {table}.title", "''", f"{table}.description"
-    )
+    return _ranked_in_sql(queryset, q, "", Value(None), A=["city", "title"], C=["description"])
 
 
-def by_relevance(queryset):
-    return queryset.order_by(F(RANK).desc(), *NEWEST_FIRST)
+def by_relevance(queryset, matched):
+    """`queryset`'s rows among the MAX_RANKED newest of `matched` (a search of it), by
+    relevance, then newest first. The rank is computed for those rows only.
+
+    On PostgreSQL the candidates' ids are read first, in one query, and given to the page and
+    the count as one array: as a subquery, each of them would find the matches again."""
+    candidates = matched.order_by(*NEWEST_FIRST).values("pk")[:MAX_RANKED]
+    if connection.vendor == "postgresql":
+        ids = [row["pk"] for row in candidates]
+        candidates_sql = RawSQL("id = ANY(%s)", [ids], output_field=BooleanField())  # noqa: S611
+        queryset = queryset.filter(candidates_sql)
+    else:
+        queryset = queryset.filter(pk__in=candidates)
+    rank = matched.query.annotations[RANK]
+    return queryset.alias(**{RANK: rank}).order_by(F(RANK).desc(), *NEWEST_FIRST)

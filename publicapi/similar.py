@@ -85,10 +85,20 @@ def similar_images(kind: str, image_id: int, *, max_distance: int) -> list[Match
             f"phash_band{n} IN ({', '.join(['%s'] * len(values))})"
             for n, values in enumerate(probes)
         )
+        params: list = [algorithm, *(value for values in probes for value in values)]
+        near = ""
+        if cursor.db.vendor == "postgresql":
+            # The exact distance and the album's own images left out before the candidates
+            # are joined to their records: with a million images the band probes find about
+            # a thousand candidates, nearly all of them far.
+            near = (
+                " AND bit_count((phash # %s)::bit(64)) <= %s AND NOT (kind = %s AND record_id = %s)"
+            )
+            params += [phash, max_distance, kind, record_id]
         cursor.execute(
             "SELECT kind, id, record_id, phash FROM public_image_hashes "  # noqa: S608 - ours
-            f"WHERE phash_algorithm = %s AND ({where})",
-            [algorithm, *(value for values in probes for value in values)],
+            f"WHERE phash_algorithm = %s AND ({where}){near}",
+            params,
         )
         candidates = cursor.fetchall()
     matches = [

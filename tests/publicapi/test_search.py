@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from catalog.models import Runway
+from publicapi import search
 from publicapi.search import parse
 from tests.factories import (
     BrandAliasFactory,
@@ -220,3 +221,25 @@ def test_sqlite_a_search_takes_no_parameter_per_match(client, at):
     assert response.status_code == 200, response.content
     assert response.json()["count"] == 12
     assert facets.json()["count"] == 12
+
+
+def test_a_broad_search_ranks_only_its_newest_matches(client, at, monkeypatch):
+    # Given more matches than the ranking takes: the best match is the oldest.
+    monkeypatch.setattr(search, "MAX_RANKED", 3)
+    best = RunwayFactory(published=True, published_at=at(1), title="Velvet", year=2001)
+    newer = [
+        RunwayFactory(published=True, published_at=at(n), description="velvet", year=2002)
+        for n in range(2, 6)
+    ]
+    RunwayFactory(published=True, published_at=at(9), title="Linen")  # newest, no match
+
+    ranked = client.get("/api/v1/runways/", {"q": "velvet"}).json()
+    filtered = client.get("/api/v1/runways/", {"q": "velvet", "year": 2001}).json()
+    facets = client.get("/api/v1/runways/facets/", {"q": "velvet"}).json()
+
+    # The three newest matches, ranked; a filter narrows the matches first, so it reaches
+    # the oldest; facets count every match.
+    assert [r["id"] for r in ranked["results"]] == [r.pk for r in reversed(newer)][:3]
+    assert ranked["count"] == 3
+    assert [r["id"] for r in filtered["results"]] == [best.pk]
+    assert facets["count"] == 5

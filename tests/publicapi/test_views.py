@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 
 from catalog.models import Runway, StreetSnap, StreetSnapImage
+from publicapi import queries
 from tests.factories import (
     BrandFactory,
     RunwayFactory,
@@ -667,12 +668,12 @@ def test_list_query_count_does_not_grow_with_page_size(
 
     # The page, the count and the page's covers (brands have none); the brand's slug and
     # name come with the runway row.
-    for url, queries in [
+    for url, expected in [
         ("/api/v1/runways/", 3),
         ("/api/v1/street-snaps/", 3),
         ("/api/v1/brands/", 2),
     ]:
-        with django_assert_num_queries(queries):
+        with django_assert_num_queries(expected):
             body = get_json(client, url, page_size=page_size)
         assert len(body["results"]) == page_size
         assert body["count"] == 41
@@ -733,3 +734,22 @@ def test_home_page_query_count(client, django_assert_num_queries):
     with django_assert_num_queries(5):
         home = get_json(client, "/api/v1/index/")
     assert all(runway["cover"] for runway in home["latest_runways"])
+
+
+@pytest.mark.postgres
+def test_beyond_the_exact_limit_the_count_is_an_estimate_and_pages_still_end(client, monkeypatch):
+    # Given more results than the count counts exactly.
+    monkeypatch.setattr(queries, "EXACT_COUNT_LIMIT", 3)
+    for n in range(6):
+        RunwayFactory(published=True, title=f"Velvet {n}")
+
+    first = get_json(client, "/api/v1/runways/", page_size=2)
+    searched = get_json(client, "/api/v1/runways/", page_size=2, q="velvet")
+    last = get_json(client, "/api/v1/runways/", page_size=2, page=3)
+
+    # PostgreSQL's estimate, never below what the pages have shown nor the exact limit; the
+    # last page knows the count; past it is a 404.
+    assert first["count"] >= 4 and searched["count"] >= 4
+    assert first["next"] and searched["next"]
+    assert (last["count"], last["next"], len(last["results"])) == (6, None, 2)
+    get_json(client, "/api/v1/runways/", page_size=2, page=4, status=404)
