@@ -28,7 +28,7 @@ from django.core.files.storage import Storage, default_storage
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from catalog.models import RecordImage, Runway, RunwayImage, StreetSnap, StreetSnapImage
-from catalog.renditions import RenderError, render, share_cores
+from catalog.renditions import RenderError, render
 from catalog.storage import rendition_key, rendition_put
 
 logger = logging.getLogger(__name__)
@@ -148,7 +148,6 @@ def record_renditions_make(
     todo = [image for image in images if force or image.rendition_status != Status.DONE]
     tally.skipped = len(images) - len(todo)
     threads = max(1, min(settings.RENDITION_THREADS, len(todo)))
-    share_cores(settings.RENDITION_THREADS)
     connection = connections[DEFAULT_DB_ALIAS]
     db_lock = threading.Lock()
 

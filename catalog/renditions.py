@@ -14,7 +14,6 @@ and its pipeline streams, so a worker's memory stays small for large PNGs too.
 from __future__ import annotations
 
 import base64
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,22 +69,6 @@ class Rendered:
     renditions: tuple[Rendition, ...]  # ascending width, only the widths the image reaches
     placeholder: str  # ThumbHash, base64
     color: str  # "#rrggbb"
-
-
-def share_cores(images_at_once: int) -> None:
-    """Size libvips' thread pool for ``images_at_once`` images rendered in parallel threads:
-    the cores divided between them, at least one thread each.
-
-    libvips gives every pipeline as many threads as there are cores, which is right for one
-    image at a time; with several at once their pools oversubscribe the cores, and
-    bench/renditions.py measured the backfill slower with two workers than with one on two
-    cores. VIPS_CONCURRENCY, when set, is the operator's choice and wins. Process-wide: the
-    callers that render in threads call it before they start them.
-    """
-    if os.environ.get("VIPS_CONCURRENCY"):
-        return
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    pyvips.concurrency_set(max(1, (cores or 1) // max(1, images_at_once)))
 
 
 def upright_size(data: bytes) -> tuple[int, int]:

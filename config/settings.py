@@ -215,10 +215,9 @@ WHITENOISE_USE_FINDERS = DEBUG
 # Each ingested album gets a follow-up job on the ingest queue that makes its images' WebP
 # renditions, placeholder and colour (catalog.rendering). Off: only `manage.py renditions`.
 RENDITIONS_AT_INGEST = env.bool("RENDITIONS_AT_INGEST", default=True)
-# Images of one album rendered at once by its follow-up job (threads; libvips releases the GIL,
-# and each gets its share of libvips' thread pool unless VIPS_CONCURRENCY is set). 2: most of an
-# image's time is its WebP encode, on one core; two at a time made an album's renditions 1.4x
-# sooner on the 2-core bench machine (bench/renditions.py, docs/renditions.md).
+# Images of one album rendered at once by its follow-up job (threads; libvips releases the GIL).
+# 2: most of an image's time is its WebP encode, on one core; two at a time made an album's
+# renditions complete 1.2-1.4x sooner on the 2-core bench machine (docs/renditions.md).
 RENDITION_THREADS = env.int("RENDITION_THREADS", default=2)
 
 # --- Ingest -------------------------------------------------------------------------------

@@ -3,11 +3,9 @@ exports produce: width rules, EXIF orientation, CMYK, alpha, grayscale, 16-bit, 
 
 import base64
 import io
-import os
 
 import numpy as np
 import pytest
-import pyvips
 import thash
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,7 +17,6 @@ from catalog.renditions import (
     RenderError,
     average_color,
     render,
-    share_cores,
     upright_size,
 )
 from catalog.storage import rendition_key, sha1_of_image_key
@@ -216,22 +213,3 @@ def test_what_is_not_a_jpeg_png_webp_or_gif_is_refused(data):
 def test_too_many_pixels_is_refused_before_decoding():
     with pytest.raises(RenderError, match="more than"):
         render(jpeg(photo(size=(1000, 1000))), max_pixels=999_999)
-
-
-def test_images_rendered_at_once_share_the_cores_in_libvips(monkeypatch):
-    monkeypatch.delenv("VIPS_CONCURRENCY", raising=False)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    before = pyvips.concurrency_get()
-    try:
-        share_cores(2)
-        assert pyvips.concurrency_get() == 2  # four cores, two images at once
-        share_cores(8)
-        assert pyvips.concurrency_get() == 1  # never none
-        share_cores(1)
-        assert pyvips.concurrency_get() == 4
-        # The operator's VIPS_CONCURRENCY wins.
-        monkeypatch.setenv("VIPS_CONCURRENCY", "3")
-        share_cores(2)
-        assert pyvips.concurrency_get() == 4
-    finally:
-        pyvips.concurrency_set(before)

@@ -18,7 +18,6 @@ from django.db import connections
 
 from catalog.models import RecordImage
 from catalog.rendering import IMAGE_MODELS, RECORD_MODELS, Tally, image_renditions_make
-from catalog.renditions import share_cores
 
 Status = RecordImage.RenditionStatus
 _BATCH = 500
@@ -53,9 +52,9 @@ class Command(BaseCommand):
             "--workers",
             type=int,
             default=_CORES,
-            help="images rendered at once, each in its own thread with its share of libvips' "
-            f"threads (unless VIPS_CONCURRENCY is set); default: the number of cores ({_CORES}), "
-            "which measured fastest (docs/renditions.md)",
+            help="images rendered at once, each in its own thread (libvips releases the GIL); "
+            f"default: the number of cores ({_CORES}), which measured fastest "
+            "(docs/renditions.md)",
         )
 
     def handle(self, *args, record=None, force=False, workers=_CORES, **options):
@@ -114,7 +113,6 @@ class Command(BaseCommand):
         return images if force else images.exclude(**_done())
 
     def _run(self, scopes, force, workers, tally, progress) -> None:
-        share_cores(workers)
         work: queue.Queue = queue.Queue(maxsize=workers * 4)
         results: queue.Queue = queue.Queue()
         stop = threading.Event()
