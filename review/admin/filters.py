@@ -67,3 +67,21 @@ class HasDuplicatesFilter(admin.SimpleListFilter):
         if self.value() == "no":
             return queryset.filter(duplicate_count=0)
         return queryset
+
+
+class RelatedOnlyListFilter(admin.RelatedOnlyFieldListFilter):
+    """Django's filter by the related objects the list's albums have (the brands of the
+    runways), which reads those choices only when a page shows them: the queue of a record
+    page (QueueChangeList) filters by it but shows nothing, and the choices' query reads
+    the whole list."""
+
+    def __init__(self, field, request, params, model, model_admin, field_path):
+        self.in_queue = getattr(request, "review_queue", False)
+        super().__init__(field, request, params, model, model_admin, field_path)
+
+    def field_choices(self, field, request, model_admin):
+        return [] if self.in_queue else super().field_choices(field, request, model_admin)
+
+    def has_output(self) -> bool:
+        # The change list filters only by the filters it would show.
+        return self.in_queue or super().has_output()

@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.urls import path
 
 from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
-from review.admin.filters import HasDuplicatesFilter, StatusFilter
+from review.admin.filters import HasDuplicatesFilter, RelatedOnlyListFilter, StatusFilter
 from review.admin.transitions import TransitionAdmin
 from review.naming import image_name, image_number
 from review.services import Action, image_attach_to_previous, image_detach
@@ -80,7 +80,7 @@ class RunwayAdmin(RecordAdmin):
     list_display_links = ("cover_thumbnail", "title_column")
     list_filter = (
         StatusFilter,
-        ("brand", admin.RelatedOnlyFieldListFilter),
+        ("brand", RelatedOnlyListFilter),
         "season_code",
         "year",
         "collection_type",
