@@ -20,7 +20,7 @@ DEFAULT_MAX_ISSUES = 100
 
 def image_name(index: int) -> str:
     """How the report names the image at `index` of the album (0-based, as sent): by its
-    number counted from 1, as the editors' admin numbers it (review.admin.image_number)."""
+    number counted from 1, as the editors' admin numbers it (review.naming.image_number)."""
     return f"image {index + 1}"
 
 
