@@ -8,7 +8,7 @@ from rq import get_current_job
 
 from catalog import rendering
 from ingest import joblog, pipeline
-from ingest.services import ingest_jobs_reconcile, media_gc, webhook_ids_purge
+from ingest.maintenance import ingest_jobs_reconcile, media_gc, webhook_ids_purge
 
 logger = logging.getLogger(__name__)
 

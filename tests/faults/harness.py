@@ -421,8 +421,8 @@ def crawl_and_drain(
 
     Returns the figures, the accepted job ids and the albums. Nothing is asserted here.
     """
+    from ingest.maintenance import ingest_jobs_reconcile
     from ingest.models import IngestJob
-    from ingest.services import ingest_jobs_reconcile
 
     sent = [rig.album(n) for n in range(albums)]
     figures = Figures(scenario=scenario, albums=albums)

@@ -9,15 +9,14 @@ from django.core.management import call_command
 from django.utils import timezone
 from rq.job import Job
 
-from ingest import services
+from ingest import maintenance, services
+from ingest.maintenance import ingest_jobs_reconcile, webhook_ids_purge
 from ingest.models import IngestJob, UsedWebhookId
 from ingest.services import (
     JobStateError,
     ingest_job_claim,
     ingest_job_retry,
-    ingest_jobs_reconcile,
     rq_job_id,
-    webhook_ids_purge,
 )
 from tests.factories import IngestJobFactory, UsedWebhookIdFactory
 
@@ -192,9 +191,9 @@ def test_reconcile_leaves_a_job_claimed_again_since_it_was_judged(enqueued, sett
     IngestJob.objects.filter(pk=fresh.pk).update(
         started_at=timezone.now(), heartbeat_at=timezone.now()
     )
-    result = services.ReconcileResult()
+    result = maintenance.ReconcileResult()
 
-    services._reclaim({fresh.pk}, {fresh.pk}, result, now=timezone.now())
+    maintenance._reclaim({fresh.pk}, {fresh.pk}, result, now=timezone.now())
 
     fresh.refresh_from_db()
     assert result.stale == result.worker_died == []

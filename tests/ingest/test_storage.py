@@ -15,8 +15,9 @@ from catalog.models import Runway, RunwayImage, StoredObject
 from catalog.storage import image_store
 from ingest import pipeline
 from ingest.hashing import sha1_hex
+from ingest.maintenance import media_gc
 from ingest.serializers import album_validate
-from ingest.services import ingest_job_accept, media_gc
+from ingest.services import ingest_job_accept
 from tests.factories import BrandFactory, RunwayImageFactory
 from tests.ingest.support import jpeg, runway_album
 

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from ingest.services import media_gc
+from ingest.maintenance import media_gc
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from ingest.services import webhook_ids_purge
+from ingest.maintenance import webhook_ids_purge
 
 
 class Command(BaseCommand):

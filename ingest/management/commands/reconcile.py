@@ -2,7 +2,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from ingest import inline
-from ingest.services import ingest_jobs_reconcile
+from ingest.maintenance import ingest_jobs_reconcile
 
 
 class Command(BaseCommand):
