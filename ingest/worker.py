@@ -47,7 +47,8 @@ class IngestWorker(JobIdsInLogs, Worker):
     max_connection_wait_time = 30.0  # the longest pause between two tries to reach Redis
 
     def __init__(self, *args, **kwargs) -> None:
-        # The interval of the heartbeats reconcile judges a started job by.
+        # rq's heartbeats, by which reconcile judges a job a worker took but never claimed
+        # (a claimed job is judged by its lease, renewed at the same interval).
         kwargs.setdefault("job_monitoring_interval", settings.INGEST_WORKER_HEARTBEAT_SECONDS)
         super().__init__(*args, **kwargs)
         _build_storage_client()
