@@ -80,7 +80,9 @@ def ingest_jobs_reconcile(*, now: datetime | None = None) -> ReconcileResult:
     return result
 
 
-def _reclaim(job_ids: set[int], timed_out: set[int], result: ReconcileResult, *, now) -> None:
+def _reclaim(
+    job_ids: set[int], timed_out: set[int], result: ReconcileResult, *, now: datetime
+) -> None:
     stale_before = now - timedelta(seconds=settings.INGEST_STALE_AFTER_SECONDS)
     with transaction.atomic():
         # Still running (skip_locked: a job finishing right now holds its row and is no
