@@ -31,6 +31,13 @@ Five parts, printed in order:
    ratio, and the median of the rounds' own ratios. The throttle is on (a rate no client
    reaches) and ETags are kept. The bodies are checked equal first.
 
+6. The search and facet requests before and after the changes that brought them under their
+   targets, side by side in one run (alternated rounds; "before" inside a transaction that is
+   rolled back): V4's record views (the cover LEFT JOINed) instead of V5's (a scalar
+   subquery, evaluated after the sort and LIMIT), without catalog 0008's partial facet
+   indexes, the brand facet grouped by slug and name instead of by id, and the ids of a
+   search as a list parameter instead of one array literal.
+
 Run: .venv/bin/python bench/public_api.py      (BENCH_PARTS=15: only parts 1 and 5)
 """
 
@@ -162,10 +169,17 @@ def main() -> None:
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
     paths = endpoints()
-    parts = os.environ.get("BENCH_PARTS", "12345")  # e.g. BENCH_PARTS=5: throughput only
+    parts = os.environ.get("BENCH_PARTS", "123456")  # e.g. BENCH_PARTS=5: throughput only
     for part, run in zip(
-        "12345",
-        [latency, plans, changes, lambda p: profile(p["runways, page 1"]), throughput],
+        "123456",
+        [
+            latency,
+            plans,
+            changes,
+            lambda p: profile(p["runways, page 1"]),
+            throughput,
+            search_and_facets,
+        ],
         strict=True,
     ):
         if part in parts:
@@ -441,6 +455,65 @@ def speed_changes(paths: dict[str, str], row) -> None:
             timed(lambda: cursor.execute(sql, [algorithm]) or cursor.fetchall(), 15),
             timed(lambda: cursor.execute(near, [algorithm, phash]) or cursor.fetchall(), 15),
         )
+
+
+def search_and_facets(paths: dict[str, str]) -> None:
+    """Part 6: the search and facet requests with V5's views, catalog 0008's indexes, the
+    brand facet by id and ids as one literal undone ("before") and done ("after")."""
+    from django.db import connection, transaction
+
+    from publicapi import facets, search
+    from publicapi.sql import DROP_VIEWS, VIEWS_V4, for_vendor
+
+    labels = [
+        label
+        for label in paths
+        if label.startswith(("search", "street search", "facets"))
+        or label in ("runways, page 1", "runways, page 500", "street snaps, page 1")
+    ]
+    web = client()
+    brand = facets.RUNWAY_FACETS[0]
+    id_array = search._id_array
+    times: dict[tuple[str, str], list[float]] = {}
+
+    def measure(side: str) -> None:
+        for label in labels:
+            path = paths[label]
+            web.get(path)  # warm
+            for _ in range(SAMPLES // 2):
+                start = time.perf_counter()
+                web.get(path)
+                times.setdefault((side, label), []).append((time.perf_counter() - start) * 1000)
+
+    for _ in range(2):  # alternated, so a change of the machine's load falls on both
+        measure("after")
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                for statement in DROP_VIEWS + for_vendor(VIEWS_V4, connection.vendor):
+                    cursor.execute(statement)
+                cursor.execute("DROP INDEX runway_public_facets")
+                cursor.execute("DROP INDEX street_public_facets")
+            facets.RUNWAY_FACETS[0] = facets.Facet("brand", "brand_slug", label="brand_name")
+            search._id_array = list  # type: ignore[assignment] # psycopg adapts each id
+            try:
+                measure("before")
+            finally:
+                facets.RUNWAY_FACETS[0], search._id_array = brand, id_array
+                transaction.set_rollback(True)
+
+    def p50_p95(values: list[float]) -> str:
+        values = sorted(values)
+        p95 = values[min(len(values) - 1, round(0.95 * len(values)) - 1)]
+        return f"{statistics.median(values):7.1f} {p95:7.1f}"
+
+    print(
+        f"\n6. Search and facets, before / after, side by side ({SAMPLES} requests each, "
+        f"load average {os.getloadavg()[0]:.1f}; ms):"
+    )
+    print(f"  {'':<30} {'before p50':>10} {'p95':>7}   {'after p50':>9} {'p95':>7}")
+    for label in labels:
+        before, after = p50_p95(times["before", label]), p50_p95(times["after", label])
+        print(f"  {label:<30}    {before}     {after}")
 
 
 def profile(path: str) -> None:

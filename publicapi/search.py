@@ -111,13 +111,26 @@ def _brands_named(words: list[Word]) -> list[set[int]]:
     return found
 
 
+def _id_array(ids) -> str:
+    """Ids as one array literal, a single text parameter (`%s::bigint[]`): psycopg adapts a
+    list of a thousand ints element by element, and Django an `__in` one parameter each."""
+    return "{" + ",".join(map(str, ids)) + "}"
+
+
+def _brand_in(named: set[int]) -> RawSQL:
+    # `brand_id` unqualified, as `search` in _matches.
+    return RawSQL(  # noqa: S611 - the ids are a parameter
+        "brand_id = ANY(%s::bigint[])", [_id_array(sorted(named))], output_field=BooleanField()
+    )
+
+
 def _search_postgres(queryset, words: list[Word], brands: list[set[int]] | None):
     rank_sql, rank_params = [], []
     alone = []  # words no brand name holds: one tsquery for all of them
     for n, word in enumerate(words):
         named = brands[n] if brands else set()
         if named:
-            queryset = queryset.filter(Q(_matches(word.tsquery())) | Q(brand_id__in=named))
+            queryset = queryset.filter(Q(_matches(word.tsquery())) | Q(_brand_in(named)))
         else:
             alone.append(word)
         # The best field's weight. Every row here holds every word, so "else" is C.
@@ -256,10 +269,12 @@ def by_relevance(queryset, matched):
 
     On PostgreSQL the candidates' ids are read first, in one query, and given to the page and
     the count as one array: as a subquery, each of them would find the matches again."""
-    candidates = matched.order_by(*NEWEST_FIRST).values("pk")[:MAX_RANKED]
+    candidates = matched.order_by(*NEWEST_FIRST).values_list("pk", flat=True)[:MAX_RANKED]
     if connection.vendor == "postgresql":
-        ids = [row["pk"] for row in candidates]
-        candidates_sql = RawSQL("id = ANY(%s)", [ids], output_field=BooleanField())  # noqa: S611
+        ids = _id_array(candidates)
+        candidates_sql = RawSQL(  # noqa: S611 - the ids are a parameter
+            "id = ANY(%s::bigint[])", [ids], output_field=BooleanField()
+        )
         queryset = queryset.filter(candidates_sql)
     else:
         queryset = queryset.filter(pk__in=candidates)

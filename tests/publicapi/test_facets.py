@@ -105,6 +105,28 @@ def test_at_most_50_values(client, at):
     assert body["count"] == 53
 
 
+def test_brands_cut_at_50_by_count_then_slug_each_with_its_name(client, at):
+    # PostgreSQL groups brands by id and reads each one's slug and name afterwards: the cut
+    # at 50 among equal counts still goes by slug, and every value keeps its own label.
+    top = BrandFactory(name="Top", slug="zz-top")
+    RunwayFactory(brand=top, season_code="AA01", published=True, published_at=at(0))
+    RunwayFactory(brand=top, season_code="AA02", published=True, published_at=at(1))
+    for n in reversed(range(53)):
+        brand = BrandFactory(name=f"Brand {n:02d}", slug=f"b{n:02d}")
+        RunwayFactory(brand=brand, published=True, published_at=at(10 + n))
+    hidden = BrandFactory(name="Hidden", slug="a-hidden")
+    RunwayFactory(brand=hidden)  # pending: neither counted nor named
+
+    brands = facets(client)["facets"]["brand"]
+    filtered = facets(client, season_code="AA01")["facets"]["brand"]
+
+    assert brands[0] == {"value": "zz-top", "label": "Top", "count": 2}
+    assert brands[1:] == [
+        {"value": f"b{n:02d}", "label": f"Brand {n:02d}", "count": 1} for n in range(49)
+    ]
+    assert filtered == [{"value": "zz-top", "label": "Top", "count": 1}]
+
+
 def test_a_bad_filter_is_a_400_in_the_error_shape(client, runways):
     response = client.get("/api/v1/runways/facets/", {"year": "abc", "q": "x" * 201})
 
