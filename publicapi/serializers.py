@@ -129,14 +129,25 @@ _DATETIME = serializers.DateTimeField()
 _ZERO = datetime.timedelta(0)
 
 
-def datetime_text(value) -> str | None:
+def datetime_text(value, request=None) -> str | None:
     """As DRF's DateTimeField renders it (ISO 8601, UTC as Z). The database gives UTC, so its
     conversion to the current time zone (UTC) is skipped when there is nothing to convert."""
     if value is None:
         return None
-    if value.utcoffset() == _ZERO and timezone.get_current_timezone_name() == "UTC":
+    if value.utcoffset() == _ZERO and _current_zone_is_utc(request):
         return value.isoformat().replace("+00:00", "Z")
     return _DATETIME.to_representation(value)
+
+
+def _current_zone_is_utc(request) -> bool:
+    # Looked up once per request, not per record: the current zone is a context-local lookup,
+    # half of a list record's rendering time (bench/public_api.py's profile).
+    if request is None:
+        return timezone.get_current_timezone_name() == "UTC"
+    utc = getattr(request, "_public_zone_is_utc", None)
+    if utc is None:
+        utc = request._public_zone_is_utc = timezone.get_current_timezone_name() == "UTC"
+    return utc
 
 
 def album_images(record) -> list:
@@ -330,7 +341,7 @@ class RunwaySerializer(DirectRendering, serializers.ModelSerializer):
             "description": runway.description,
             "cover": cover,
             "image_count": runway.image_count,
-            "published_at": datetime_text(runway.published_at),
+            "published_at": datetime_text(runway.published_at, request),
         }
 
     brand = BrandRefSerializer(source="*", read_only=True)
@@ -416,7 +427,7 @@ class StreetSnapSerializer(DirectRendering, serializers.ModelSerializer):
             "description": snap.description,
             "cover": cover,
             "image_count": snap.image_count,
-            "published_at": datetime_text(snap.published_at),
+            "published_at": datetime_text(snap.published_at, request),
         }
 
     cover = StreetSnapImageSerializer(

@@ -40,6 +40,18 @@ def test_every_page_renders_the_same_both_ways(client, drf_rendering):
     assert compared >= 8
 
 
+def test_times_render_the_same_both_ways_in_another_time_zone(client, drf_rendering, settings):
+    settings.TIME_ZONE = "Europe/Paris"
+    archive = published_archive()
+    pk = archive["id"][0]
+
+    for url in ["/api/v1/runways/", f"/api/v1/runways/{pk}/", "/api/v1/street-snaps/"]:
+        slow, fast = drf_rendering(client, url)
+        assert fast == slow, url
+    shown = client.get(f"/api/v1/runways/{pk}/").json()["published_at"]
+    assert shown.endswith(("+01:00", "+02:00")), shown
+
+
 # --- image URLs ------------------------------------------------------------------------------
 
 KEY_PARTS = st.sampled_from(
