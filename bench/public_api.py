@@ -18,9 +18,10 @@ Five parts, printed in order:
    each of issue 12's changes timed against what it replaced: statements compiled once
    (publicapi/queries.py) against Django's querysets and model instances, the count exact up
    to 1,000 against an exact count, orjson against DRF's JSONRenderer, the throttle's one
-   script against a pipeline of three commands, facets in one scan against one query per
-   facet, a search ranking its newest 1,000 matches against ranking all, and the
-   similar-images distance counted in SQL against in Python.
+   script against a pipeline of three commands and its lease of the rate against a count
+   per request, image URLs from the storage's prefix against its url() per image, facets
+   in one scan against one query per facet, a search ranking its newest 1,000 matches
+   against ranking all, and the similar-images distance counted in SQL against in Python.
 4. The profile of a list request (cProfile, top functions by own time).
 5. Throughput, side by side in one run: gunicorn (1 worker, BENCH_THREADS threads,
    keep-alive) serving the API and a bare view (raw SQL on the same views, json.dumps; see
@@ -414,6 +415,28 @@ def speed_changes(paths: dict[str, str], row) -> None:
         "throttle: one script, not 3 commands (x100)",
         timed(lambda: [pipelined() for _ in range(100)], 10),
         timed(lambda: [count_in_window(cache, "bench_script", 60) for _ in range(100)], 10),
+    )
+    from publicapi import http
+
+    def leased():
+        http._leases.clear()  # each sample starts without a lease, as a process does
+        for _ in range(100):
+            http.take_token(cache, "bench_lease", limit=100_000_000, seconds=60)
+
+    row(
+        "throttle: a lease of the rate, not a count per request (x100)",
+        timed(lambda: [count_in_window(cache, "bench_script", 60) for _ in range(100)], 10),
+        timed(leased, 10),
+    )
+    from django.core.files.storage import storages
+
+    from publicapi.serializers import storage_url
+
+    key = "renditions/0123456789abcdef0123456789abcdef01234567/1200.webp"
+    row(
+        "image URLs: the storage's prefix, not url() per image (x100)",
+        timed(lambda: [storages["default"].url(key) for _ in range(100)]),
+        timed(lambda: [storage_url(key) for _ in range(100)]),
     )
     request = RequestFactory().get("/api/v1/runways/facets/")
     for label, params in [("none", {}), ("brand and year", {"brand": "brand-7", "year": "2020"})]:

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from functools import cache
 from types import SimpleNamespace
 
+import orjson
 from django.db import connections
+from django.db.models import JSONField
 
 from publicapi.models import (
     PublicRunway,
@@ -97,10 +99,32 @@ def compile_statement(queryset, names: list[str]) -> Statement:
         using=values.db,
         names=tuple(names),
         converters=tuple(
-            (position, tuple(functions), expression)
+            (position, tuple(map(_faster, functions)), expression)
             for position, (functions, expression) in converters.items()
         ),
     )
+
+
+def _faster(converter):
+    """A JSON column's converter by orjson (a quarter of json.loads's time, and a detail has
+    a renditions list per image); any other converter as Django has it."""
+    field = getattr(converter, "__self__", None)
+    if (
+        getattr(converter, "__func__", None) is JSONField.from_db_value and field.decoder is None  # type: ignore[union-attr]  # a JSONField's bound method
+    ):
+        return _json_value
+    return converter
+
+
+def _json_value(value, expression, connection):
+    # What JSONField.from_db_value gives a whole column: the parsed value, or the text as it
+    # is if it is not JSON.
+    if not isinstance(value, str | bytes):
+        return value  # None, or a value the database driver parsed already
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return value
 
 
 # --- A list page ----------------------------------------------------------------------------

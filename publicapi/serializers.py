@@ -9,10 +9,13 @@ the same (tests/publicapi/test_serializers.py renders both ways and compares).
 """
 
 import datetime
+import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from django.core.files.storage import default_storage
+from django.core.files.storage import Storage, storages
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
@@ -47,7 +50,7 @@ class ImageURLField(serializers.Field):
 
 
 def absolute_url(key: str, request) -> str:
-    url = default_storage.url(key)
+    url = storage_url(key)
     if request is None:
         return url
     if url.startswith("/") and not url.startswith("//") and "/." not in url:
@@ -60,6 +63,41 @@ def absolute_url(key: str, request) -> str:
     if urlsplit(url).netloc:
         return url
     return request.build_absolute_uri(url)
+
+
+# A storage key whose URL is the storage's URL prefix followed by the key as it is: path
+# segments of URL-safe characters, none starting with a dot (no "." or ".." to resolve, nothing
+# to quote). Every key catalog.keys makes is one; a legacy key may not be.
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)*\Z")
+_PROBE = "probe/0.webp"
+_url_prefixes: dict[int, tuple[Storage, str | None]] = {}
+
+
+def storage_url(key: str) -> str:
+    """``default_storage.url(key)``, without asking the storage for each image of a page.
+
+    The local media folder and a bucket or CDN with plain URLs give the same prefix before
+    every key; it is worked out once per storage, from the URL of a probe key, and a plain
+    key is appended to it (a fifth of the time of a storage's url() per image; a page has an
+    original and its renditions for each image). Signed URLs (a query string that changes
+    per key), and keys that are not plain, are asked of the storage each time.
+    """
+    storage = storages["default"]
+    kept = _url_prefixes.get(id(storage))
+    if kept is None or kept[0] is not storage:
+        probe = storage.url(_PROBE)
+        plain = probe.endswith(_PROBE) and "?" not in probe and "#" not in probe
+        kept = _url_prefixes[id(storage)] = (storage, probe[: -len(_PROBE)] if plain else None)
+    prefix = kept[1]
+    if prefix is not None and _PLAIN_KEY.match(key):
+        return prefix + key
+    return storage.url(key)
+
+
+@receiver(setting_changed)
+def _forget_url_prefixes(**kwargs) -> None:
+    # Tests change MEDIA_URL and STORAGES; a storage's URL settings are its own otherwise.
+    _url_prefixes.clear()
 
 
 class RenditionSerializer(serializers.Serializer):
@@ -91,14 +129,25 @@ _DATETIME = serializers.DateTimeField()
 _ZERO = datetime.timedelta(0)
 
 
-def datetime_text(value) -> str | None:
+def datetime_text(value, request=None) -> str | None:
     """As DRF's DateTimeField renders it (ISO 8601, UTC as Z). The database gives UTC, so its
     conversion to the current time zone (UTC) is skipped when there is nothing to convert."""
     if value is None:
         return None
-    if value.utcoffset() == _ZERO and timezone.get_current_timezone_name() == "UTC":
+    if value.utcoffset() == _ZERO and _current_zone_is_utc(request):
         return value.isoformat().replace("+00:00", "Z")
     return _DATETIME.to_representation(value)
+
+
+def _current_zone_is_utc(request) -> bool:
+    # Looked up once per request, not per record: the current zone is a context-local lookup,
+    # half of a list record's rendering time (bench/public_api.py's profile).
+    if request is None:
+        return timezone.get_current_timezone_name() == "UTC"
+    utc = getattr(request, "_public_zone_is_utc", None)
+    if utc is None:
+        utc = request._public_zone_is_utc = timezone.get_current_timezone_name() == "UTC"
+    return utc
 
 
 def album_images(record) -> list:
@@ -292,7 +341,7 @@ class RunwaySerializer(DirectRendering, serializers.ModelSerializer):
             "description": runway.description,
             "cover": cover,
             "image_count": runway.image_count,
-            "published_at": datetime_text(runway.published_at),
+            "published_at": datetime_text(runway.published_at, request),
         }
 
     brand = BrandRefSerializer(source="*", read_only=True)
@@ -378,7 +427,7 @@ class StreetSnapSerializer(DirectRendering, serializers.ModelSerializer):
             "description": snap.description,
             "cover": cover,
             "image_count": snap.image_count,
-            "published_at": datetime_text(snap.published_at),
+            "published_at": datetime_text(snap.published_at, request),
         }
 
     cover = StreetSnapImageSerializer(

@@ -4,6 +4,7 @@ and the anonymous throttle (in local memory and in a Redis shared between proces
 import os
 import subprocess
 import sys
+import threading
 import uuid
 from pathlib import Path
 from urllib.parse import quote
@@ -16,6 +17,7 @@ from hypothesis import settings as fuzz_settings
 from hypothesis import strategies as st
 
 from catalog.models import Runway
+from publicapi import http
 from tests.factories import RunwayFactory, RunwayImageFactory
 
 pytestmark = pytest.mark.django_db
@@ -372,6 +374,64 @@ def test_an_unreachable_cache_lets_requests_through(client, settings, caplog):
 
     assert statuses == [200, 200]
     assert "throttle skipped" in caplog.text
+
+
+def test_a_process_counts_a_share_of_the_rate_at_once_in_redis(client, settings, redis_cache):
+    connection, prefix = redis_cache
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "100/min"},
+    }
+    key = f"{prefix}:1:throttle_anon_127.0.0.1"
+
+    first = client.get("/api/v1/brands/").status_code
+    counted_after_one = int(connection.get(key))
+    statuses = [client.get("/api/v1/brands/").status_code for _ in range(100)]
+
+    # A twentieth of the rate is taken at once and handed out locally; never past the rate.
+    assert first == 200
+    assert counted_after_one == 100 // http.LEASE_SHARE
+    assert statuses == [200] * 99 + [429]
+    assert int(connection.get(key)) >= 100
+
+
+def test_what_one_process_took_counts_against_the_others(settings, redis_cache):
+    settings.CACHES["default"]["KEY_PREFIX"]  # noqa: B018 - the Redis cache of redis_cache
+    cache = caches["default"]
+    limit = 100
+    lease = limit // http.LEASE_SHARE
+
+    allowed = 0
+    for _ in range(3 * limit):
+        http._leases.clear()  # each request in a web process of its own: nothing left over
+        allowed += http.take_token(cache, "spread", limit=limit, seconds=60)[0]
+
+    # Each process took a lease, used one request of it and left the rest: the rate is never
+    # exceeded, and a client spread over processes is refused early, never late.
+    assert allowed == limit // lease
+
+
+def test_threads_of_one_process_share_its_lease_exactly(settings, redis_cache):
+    limit = 300
+    results: list[bool] = []
+    lock = threading.Lock()
+
+    def requests():
+        cache = caches["default"]  # one cache object per thread, as Django gives them
+        for _ in range(60):
+            allowed, left = http.take_token(cache, "threads", limit=limit, seconds=60)
+            assert 0 < left <= 60
+            with lock:
+                results.append(allowed)
+
+    threads = [threading.Thread(target=requests) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert len(results) == 480
+    assert sum(results) == limit  # no request of a lease lost, none handed out twice
 
 
 # --- odd bytes: every public URL answers 4xx, never 500 ----------------------------------------
