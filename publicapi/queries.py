@@ -31,7 +31,7 @@ from publicapi.models import (
     PublicStreetSnap,
     PublicStreetSnapImage,
 )
-from publicapi.search import NEWEST_FIRST
+from publicapi.search import NEWEST_FIRST, known_count
 
 # A parameter value no real query carries: compiled in place of a record's id, replaced by
 # the id on each run.
@@ -153,18 +153,24 @@ class Page:
 
 def page(model, queryset, *, offset: int, size: int) -> Page | None:
     """A page of the list (`queryset`, or the whole list if None) with each record's cover,
-    and the count: three queries, whatever the page size. None past the last page."""
+    and the count: three queries (two for a search on PostgreSQL), whatever the page size.
+    None past the last page."""
+    known = None
     if queryset is None:
         rows, counter = _unfiltered(model)
     else:
         rows = compile_statement(queryset, attnames(model))
         counter = compile_statement(queryset.order_by(), ["id"])
+        known = known_count(queryset)
     records = rows.objects(suffix=" LIMIT %s OFFSET %s", extra=(size + 1, offset))
     if not records and offset:
         return None
     has_next = len(records) > size
     del records[size:]
-    count = _count(counter, offset=offset, shown=len(records), has_next=has_next)
+    if known is not None:  # a search read its results' ids already: no count query
+        count = known
+    else:
+        count = _count(counter, offset=offset, shown=len(records), has_next=has_next)
     covers = _covered(KINDS[model][0], [r.cover_id for r in records if r.cover_id is not None])
     for record in records:
         record.cover = covers.get(record.cover_id)

@@ -270,13 +270,29 @@ def by_relevance(queryset, matched):
     On PostgreSQL the candidates' ids are read first, in one query, and given to the page and
     the count as one array: as a subquery, each of them would find the matches again."""
     candidates = matched.order_by(*NEWEST_FIRST).values_list("pk", flat=True)[:MAX_RANKED]
+    known = None
     if connection.vendor == "postgresql":
-        ids = _id_array(candidates)
+        ids = list(candidates)
         candidates_sql = RawSQL(  # noqa: S611 - the ids are a parameter
-            "id = ANY(%s::bigint[])", [ids], output_field=BooleanField()
+            "id = ANY(%s::bigint[])", [_id_array(ids)], output_field=BooleanField()
         )
         queryset = queryset.filter(candidates_sql)
+        # `matched` is `queryset` searched, so the rows left are exactly the candidates (the
+        # search is the last filter: filters.SearchableFilterSet).
+        known = len(ids)
     else:
         queryset = queryset.filter(pk__in=candidates)
     rank = matched.query.annotations[RANK]
-    return queryset.alias(**{RANK: rank}).order_by(F(RANK).desc(), *NEWEST_FIRST)
+    ranked = queryset.alias(**{RANK: rank}).order_by(F(RANK).desc(), *NEWEST_FIRST)
+    setattr(ranked.query, _KNOWN_COUNT, known)
+    return ranked
+
+
+# The number of rows of a queryset, when the search that made it knows it, as an attribute
+# of its Query: Django copies a Query's attributes into each clone.
+_KNOWN_COUNT = "public_known_count"
+
+
+def known_count(queryset) -> int | None:
+    """How many rows `queryset` has, if by_relevance made it and knows (PostgreSQL)."""
+    return getattr(queryset.query, _KNOWN_COUNT, None)

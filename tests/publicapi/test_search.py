@@ -243,3 +243,25 @@ def test_a_broad_search_ranks_only_its_newest_matches(client, at, monkeypatch):
     assert ranked["count"] == 3
     assert [r["id"] for r in filtered["results"]] == [best.pk]
     assert facets["count"] == 5
+
+
+def test_a_search_with_a_filter_counts_exactly_what_its_pages_show(client, at):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for n in range(7):
+        RunwayFactory(published=True, published_at=at(n), title=f"Velvet {n}", year=2000 + n % 2)
+    RunwayFactory(published=False, title="Velvet unpublished", year=2001)
+    RunwayFactory(published=True, published_at=at(9), title="Linen", year=2001)
+
+    with CaptureQueriesContext(connection) as queries:
+        first = client.get("/api/v1/runways/", {"q": "velv", "year": 2001, "page_size": 2})
+    second = client.get("/api/v1/runways/", {"q": "velv", "year": 2001, "page_size": 2, "page": 2})
+
+    shown = [r["id"] for page in (first.json(), second.json()) for r in page["results"]]
+    assert (first.json()["count"], second.json()["count"]) == (3, 3)
+    assert len(shown) == len(set(shown)) == 3
+    assert first.json()["next"] and second.json()["next"] is None
+    if connection.vendor == "postgresql":
+        # The search read its results' ids: the count is theirs, not another query's.
+        assert not any("COUNT(" in q["sql"] for q in queries.captured_queries)
