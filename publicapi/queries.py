@@ -47,8 +47,14 @@ KINDS = {
 }
 
 
+# Columns of the views that no response shows (the album's order is the SQL's ORDER BY): not
+# read, so not converted (a datetime per image row of a detail) nor carried.
+UNSHOWN = frozenset({"brand_id", "updated_at", "runway_id", "street_snap_id", "sort_order"})
+
+
 def attnames(model) -> list[str]:
-    return [field.attname for field in model._meta.concrete_fields]
+    """The columns a response shows of `model`, by attribute name."""
+    return [f.attname for f in model._meta.concrete_fields if f.attname not in UNSHOWN]
 
 
 @dataclass(frozen=True)
