@@ -284,15 +284,22 @@ def by_relevance(queryset, matched):
         queryset = queryset.filter(pk__in=candidates)
     rank = matched.query.annotations[RANK]
     ranked = queryset.alias(**{RANK: rank}).order_by(F(RANK).desc(), *NEWEST_FIRST)
-    setattr(ranked.query, _KNOWN_COUNT, known)
+    if known is not None:
+        setattr(ranked.query, _KNOWN_COUNT, (known, ranked.query.where))
     return ranked
 
 
 # The number of rows of a queryset, when the search that made it knows it, as an attribute
-# of its Query: Django copies a Query's attributes into each clone.
+# of its Query with the Query's WHERE clause: a clone (any filter or ordering) copies the
+# attribute but clones the clause, so a count known of one queryset is never taken for
+# another's, even one with the same rows.
 _KNOWN_COUNT = "public_known_count"
 
 
 def known_count(queryset) -> int | None:
-    """How many rows `queryset` has, if by_relevance made it and knows (PostgreSQL)."""
-    return getattr(queryset.query, _KNOWN_COUNT, None)
+    """How many rows `queryset` has, if by_relevance made it as it is and knows
+    (PostgreSQL)."""
+    known = getattr(queryset.query, _KNOWN_COUNT, None)
+    if known is None or known[1] is not queryset.query.where:
+        return None
+    return known[0]
