@@ -206,10 +206,12 @@ def count_in_window(cache, key: str, seconds: int, amount: int = 1) -> tuple[int
 # LEASE_MAX, at least one request), and hands those out itself, without a round trip, until
 # they are used or the window ends: at the bench's rate one request in ten goes to Redis
 # (bench/public_api.py). What a process has taken and not handed out is counted all the same,
-# so the rate is never exceeded; a client whose requests are spread over several processes
-# may be refused a little early, by at most LEASE_MAX - 1 requests per other process (at the
-# default 120/min, 5 of 120). Below 40 requests per window every request is counted in Redis,
-# exactly as it comes.
+# so the rate is never exceeded (with Redis; the local-memory cache of the embedded mode does
+# not say when a window ends, so a lease taken late in a window may serve a few requests of the
+# next one); a client whose requests are spread over several processes may be refused a
+# little early, by at most LEASE_MAX - 1 requests per other process (at the default 120/min,
+# 5 of 120). Below 40 requests per window every request is counted in Redis, exactly as it
+# comes.
 LEASE_SHARE = 20
 LEASE_MAX = 10
 
