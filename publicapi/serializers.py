@@ -78,9 +78,10 @@ def storage_url(key: str) -> str:
 
     The local media folder and a bucket or CDN with plain URLs give the same prefix before
     every key; it is worked out once per storage, from the URL of a probe key, and a plain
-    key is appended to it (a fifth of the time of a storage's url() per image; a page has an
-    original and its renditions for each image). Signed URLs (a query string that changes
-    per key), and keys that are not plain, are asked of the storage each time.
+    key is appended to it (a sixth to a ninth of the time of a storage's url() per image in
+    bench/public_api.py; a page has an original and its renditions for each image). Signed
+    URLs (a query string that changes per key), and keys that are not plain, are asked of the
+    storage each time.
     """
     storage = storages["default"]
     kept = _url_prefixes.get(id(storage))

@@ -395,9 +395,8 @@ def test_a_process_counts_a_share_of_the_rate_at_once_in_redis(client, settings,
     assert int(connection.get(key)) >= 100
 
 
-def test_what_one_process_took_counts_against_the_others(settings, redis_cache):
-    settings.CACHES["default"]["KEY_PREFIX"]  # noqa: B018 - the Redis cache of redis_cache
-    cache = caches["default"]
+def test_what_one_process_took_counts_against_the_others(redis_cache):
+    cache = caches["default"]  # redis_cache's: Redis, under this test's own key prefix
     limit = 100
     lease = limit // http.LEASE_SHARE
 
