@@ -4,6 +4,8 @@ import io
 import json
 import logging
 import os
+import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -12,6 +14,8 @@ from pythonjsonlogger.json import JsonFormatter
 
 from config.logs import ContextFilter
 from tests.factories import UserFactory
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # The Redis database of the tests that use queues; runs side by side each name their own.
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -70,3 +74,18 @@ def descendants(pid: int) -> list[int]:
             found.append(child)
             todo.append(child)
     return found
+
+
+def run_with_settings(script: str, env: dict[str, str]) -> str:
+    """What `script` prints, run in a fresh process after django.setup() with the project's
+    settings and only `env` (and PATH) in the environment: settings are read at start."""
+    result = subprocess.run(  # noqa: S603 - our own settings module, fixed code
+        [sys.executable, "-c", f"import django; django.setup(); {script}"],
+        cwd=ROOT,
+        env={"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "config.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()

@@ -1,12 +1,8 @@
 """HTTP behaviour of the public API: ETag / 304, Cache-Control, CORS, the JSON error shape,
 and the anonymous throttle (in local memory and in a Redis shared between processes)."""
 
-import os
-import subprocess
-import sys
 import threading
 import uuid
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -19,10 +15,10 @@ from hypothesis import strategies as st
 from catalog.models import Runway
 from publicapi import http
 from tests.factories import RunwayFactory, RunwayImageFactory
+from tests.support import run_with_settings
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
@@ -270,30 +266,17 @@ def test_the_default_rate_comes_from_the_environment():
         "print(s.REST_FRAMEWORK['DEFAULT_THROTTLE_RATES']['anon'])"
     )
 
-    default = run_settings(script, {})
-    configured = run_settings(script, {"PUBLIC_API_THROTTLE_RATE": "30/min"})
+    default = run_with_settings(script, {})
+    configured = run_with_settings(script, {"PUBLIC_API_THROTTLE_RATE": "30/min"})
 
     assert (default, configured) == ("120/min", "30/min")
-
-
-def run_settings(script: str, env: dict[str, str]) -> str:
-    result = subprocess.run(  # noqa: S603 - our own settings module, fixed code
-        [sys.executable, "-c", f"import django; django.setup(); {script}"],
-        cwd=ROOT,
-        env={"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "config.settings", **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip()
 
 
 def test_the_cache_is_redis_when_redis_url_is_set_and_local_memory_otherwise():
     script = "from django.conf import settings as s; print(s.CACHES['default']['BACKEND'])"
 
-    assert run_settings(script, {}) == "django.core.cache.backends.locmem.LocMemCache"
-    assert run_settings(script, {"REDIS_URL": REDIS_URL}) == (
+    assert run_with_settings(script, {}) == "django.core.cache.backends.locmem.LocMemCache"
+    assert run_with_settings(script, {"REDIS_URL": REDIS_URL}) == (
         "django.core.cache.backends.redis.RedisCache"
     )
 
