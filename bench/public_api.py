@@ -8,7 +8,7 @@ bench_publicapi) on BENCH_DATABASE_URL's server and kept: later runs migrate it 
 (BENCH_REBUILD=1 builds it anew). BENCH_REDIS_URL (default TEST_REDIS_URL, else
 redis://127.0.0.1:6379/15) holds the throttle's counters.
 
-Five parts, printed in order:
+Six parts, printed in order:
 
 1. Latency in-process (Django's test client: middleware, throttle in Redis, ETag, DRF):
    p50/p95 of each endpoint, search, facets and similar images included.
@@ -133,7 +133,11 @@ def percentiles(action, samples: int = SAMPLES) -> tuple[float, float]:
         start = time.perf_counter()
         action()
         times.append((time.perf_counter() - start) * 1000)
-    times.sort()
+    return p50_p95(times)
+
+
+def p50_p95(times: list[float]) -> tuple[float, float]:
+    times = sorted(times)
     return statistics.median(times), times[min(len(times) - 1, round(0.95 * len(times)) - 1)]
 
 
@@ -411,10 +415,11 @@ def speed_changes(paths: dict[str, str], row) -> None:
         pipeline.ttl(name)
         pipeline.execute()
 
+    scripted = timed(lambda: [count_in_window(cache, "bench_script", 60) for _ in range(100)], 10)
     row(
         "throttle: one script, not 3 commands (x100)",
         timed(lambda: [pipelined() for _ in range(100)], 10),
-        timed(lambda: [count_in_window(cache, "bench_script", 60) for _ in range(100)], 10),
+        scripted,
     )
     from publicapi import http
 
@@ -423,11 +428,7 @@ def speed_changes(paths: dict[str, str], row) -> None:
         for _ in range(100):
             http.take_token(cache, "bench_lease", limit=100_000_000, seconds=60)
 
-    row(
-        "throttle: a lease of the rate, not a count per request (x100)",
-        timed(lambda: [count_in_window(cache, "bench_script", 60) for _ in range(100)], 10),
-        timed(leased, 10),
-    )
+    row("throttle: a lease of the rate, not a count per request (x100)", scripted, timed(leased))
     from django.core.files.storage import storages
 
     from publicapi.serializers import storage_url
@@ -524,19 +525,14 @@ def search_and_facets(paths: dict[str, str]) -> None:
                 facets.RUNWAY_FACETS[0], search._id_array = brand, id_array
                 transaction.set_rollback(True)
 
-    def p50_p95(values: list[float]) -> str:
-        values = sorted(values)
-        p95 = values[min(len(values) - 1, round(0.95 * len(values)) - 1)]
-        return f"{statistics.median(values):7.1f} {p95:7.1f}"
-
     print(
         f"\n6. Search and facets, before / after, side by side ({SAMPLES} requests each, "
         f"load average {os.getloadavg()[0]:.1f}; ms):"
     )
     print(f"  {'':<30} {'before p50':>10} {'p95':>7}   {'after p50':>9} {'p95':>7}")
     for label in labels:
-        before, after = p50_p95(times["before", label]), p50_p95(times["after", label])
-        print(f"  {label:<30}    {before}     {after}")
+        (b50, b95), (a50, a95) = p50_p95(times["before", label]), p50_p95(times["after", label])
+        print(f"  {label:<30}    {b50:7.1f} {b95:7.1f}     {a50:7.1f} {a95:7.1f}")
 
 
 def profile(path: str) -> None:

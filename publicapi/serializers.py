@@ -70,7 +70,7 @@ def absolute_url(key: str, request) -> str:
 # to quote). Every key catalog.keys makes is one; a legacy key may not be.
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)*\Z")
 _PROBE = "probe/0.webp"
-_url_prefixes: dict[int, tuple[Storage, str | None]] = {}
+_url_prefixes: dict[Storage, str | None] = {}  # None: this storage's URLs are not plain
 
 
 def storage_url(key: str) -> str:
@@ -84,12 +84,12 @@ def storage_url(key: str) -> str:
     storage each time.
     """
     storage = storages["default"]
-    kept = _url_prefixes.get(id(storage))
-    if kept is None or kept[0] is not storage:
+    try:
+        prefix = _url_prefixes[storage]
+    except KeyError:
         probe = storage.url(_PROBE)
         plain = probe.endswith(_PROBE) and "?" not in probe and "#" not in probe
-        kept = _url_prefixes[id(storage)] = (storage, probe[: -len(_PROBE)] if plain else None)
-    prefix = kept[1]
+        prefix = _url_prefixes[storage] = probe[: -len(_PROBE)] if plain else None
     if prefix is not None and _PLAIN_KEY.match(key):
         return prefix + key
     return storage.url(key)

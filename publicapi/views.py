@@ -2,10 +2,10 @@
 is not published and live can be served (the views decide; see publicapi/sql.py).
 
 Query counts are fixed, whatever the page or album size: a list is the page, a count (none
-on a last page) and the page's covers; a detail is one query, the record left-joined to its
-images. Lists and details run statements compiled once (publicapi.queries); under load every
-round trip and every compile costs, which was most of what a request cost
-(bench/public_api.py).
+on a last page, nor for a search on PostgreSQL) and the page's covers; a detail is one query,
+the record left-joined to its images. Lists and details run statements compiled once
+(publicapi.queries); under load every round trip and every compile costs, which was most of
+what a request cost (bench/public_api.py).
 
 Covers of a list are fetched by id after the page rather than joined into it: PostgreSQL
 would otherwise join every public image before sorting and cutting the page (on a deep page
