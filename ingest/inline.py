@@ -35,6 +35,24 @@ def submit_renditions(kind: str, record_id: int) -> Future:
     return _submit(_run_renditions, kind, record_id)
 
 
+_visibility_executor: ThreadPoolExecutor | None = None
+
+
+def submit_media_sync() -> Future:
+    """The visibility job, on a thread of its own: a takedown does not wait for an album's
+    ingest. Runs that pile up while one runs find nothing left to do."""
+    global _visibility_executor
+    with _lock:
+        if _visibility_executor is None:
+            _visibility_executor = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="visibility-inline"
+            )
+        future = _visibility_executor.submit(_run_media_sync)
+        _pending.add(future)
+    future.add_done_callback(_pending.discard)
+    return future
+
+
 def _submit(fn, *args) -> Future:
     global _executor
     with _lock:
@@ -89,6 +107,18 @@ def _run_renditions(kind: str, record_id: int) -> str:
         return f"renditions done {tally.done}, failed {tally.failed + tally.missing}"
     except Exception:
         logger.exception("in-process renditions of %s %s raised", kind, record_id)
+        return "error"
+    finally:
+        connections.close_all()
+
+
+def _run_media_sync() -> str:
+    from catalog.visibility import media_changes_process
+
+    try:
+        return media_changes_process().summary()
+    except Exception:
+        logger.exception("in-process visibility job raised")
         return "error"
     finally:
         connections.close_all()

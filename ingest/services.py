@@ -174,6 +174,49 @@ def renditions_enqueue(*, kind: str, record_id: int) -> bool:
     return True
 
 
+VISIBILITY_JOB_ID = "visibility-sync"
+
+
+def visibility_enqueue(**kwargs: Any) -> bool:
+    """Ask for a run of the visibility job (catalog.visibility.media_changes_process), the
+    receiver of catalog's ``media_changed`` signal: sent on commit of every write the public
+    may see. Never raises: the changes are rows, and the sweep runs what no job did.
+
+    One waiting entry on the queue at most (its id is fixed): a burst of decisions (a bulk
+    approve) asks once, and the run takes every change committed by then.
+    """
+    if settings.REDIS_URL:
+        from django_rq import get_queue
+        from redis.exceptions import RedisError
+        from rq import Retry
+
+        from ingest.tasks import run_media_sync
+
+        intervals = settings.VISIBILITY_RETRY_INTERVALS
+        try:
+            queue = get_queue(settings.VISIBILITY_QUEUE, commit_mode="auto")
+            with queue.connection.pipeline() as pipe:
+                pipe.multi()
+                pipe.lrem(queue.key, 0, VISIBILITY_JOB_ID)
+                queue.enqueue(
+                    run_media_sync,
+                    job_id=VISIBILITY_JOB_ID,
+                    retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
+                    job_timeout=600,
+                    description="move bytes and purge the edge for the waiting changes",
+                    pipeline=pipe,
+                )
+                pipe.execute()
+        except RedisError:
+            logger.warning("visibility job: Redis unavailable; the sweep will run the changes")
+            return False
+    else:
+        from ingest import inline
+
+        inline.submit_media_sync()
+    return True
+
+
 def _mark_enqueued(job_id: int) -> None:
     # The job is on its way whether or not this is recorded: a row without enqueued_at only
     # makes reconcile enqueue it once more later (its waiting entry replaced, not doubled).

@@ -61,6 +61,41 @@ def run_renditions(kind: str, record_id: int) -> str:
         connections.close_all()
 
 
+class VisibilityIncomplete(Exception):
+    """The store or the edge failed for some changes: rq tries the job again."""
+
+
+def run_media_sync() -> str:
+    """Run the waiting visibility changes (catalog.visibility.media_changes_process): move the
+    bytes, purge the edge.
+
+    One run at a time across the workers, waiting for the one before it (not skipping: the
+    changes it missed would wait for the sweep). A storage or purge error raises while rq has
+    retries left; after the last, the sweep tries again at each run.
+    """
+    from catalog.visibility import media_changes_process
+
+    rq_job = get_current_job()
+    lock = None
+    if rq_job is not None:
+        lock = rq_job.connection.lock(
+            f"archive:lock:media-sync:{rq_job.origin}", timeout=600, blocking_timeout=600
+        )
+        lock.acquire()
+    close_old_connections()
+    try:
+        run = media_changes_process()
+        summary = run.summary()
+        logger.info("visibility: %s", summary)
+        if not run.ok and rq_job is not None and rq_job.retries_left:
+            raise VisibilityIncomplete(summary)
+        return summary
+    finally:
+        connections.close_all()
+        if lock is not None and lock.owned():
+            lock.release()
+
+
 # --- Maintenance (the `maintenance` queue; config/cron.py schedules them) -----------------------
 # Each is idempotent, so two schedulers enqueuing the same run by mistake do no harm.
 
@@ -179,3 +214,19 @@ def renditions_catch_up() -> str:
 def _album(member: bytes) -> tuple[str, int]:
     kind, _, record_id = member.decode().partition(":")
     return kind, int(record_id)
+
+
+def media_sweep(full: bool = False) -> str:
+    """The visibility sweep (catalog.visibility.media_sweep); the full one is the daily run."""
+    from catalog.visibility import media_sweep as sweep
+
+    close_old_connections()
+    try:
+        run = sweep(full=full)
+        return f"{run.summary()}; failed {run.failed}"
+    finally:
+        connections.close_all()
+
+
+def media_audit() -> str:
+    return media_sweep(full=True)

@@ -270,6 +270,22 @@ def _views_v5(vendor: str) -> list[str]:
 
 VIEWS_V5 = {vendor: _views_v5(vendor) for vendor in ("postgresql", "sqlite")}
 
+
+# V6: a published record shows once its bytes are public (`bytes_public`, set by
+# catalog.visibility after every live image's original and renditions are in the public
+# store), so no URL the API shows fails to answer. Columns unchanged.
+def _views_v6(vendor: str) -> list[str]:
+    views = list(VIEWS_V5[vendor])
+    for index, alias in ((0, "r"), (2, "s")):
+        where = f"WHERE {alias}.status = 'published' AND {alias}.deleted_at IS NULL"
+        if where not in views[index]:
+            raise ValueError(f"V5's record view changed: {where!r} is not in it")
+        views[index] = views[index].replace(where, f"{where} AND {alias}.bytes_public")
+    return views
+
+
+VIEWS_V6 = {vendor: _views_v6(vendor) for vendor in ("postgresql", "sqlite")}
+
 # The views each publicapi migration leaves behind. After a `migrate` run that dropped the
 # views (publicapi/apps.py), the version of the newest applied migration comes back.
 BY_MIGRATION: dict[str, list[str] | dict[str, list[str]]] = {
@@ -278,6 +294,7 @@ BY_MIGRATION: dict[str, list[str] | dict[str, list[str]]] = {
     "0003_public_views_v3": VIEWS_V3,
     "0004_public_views_v4": VIEWS_V4,
     "0005_public_views_v5": VIEWS_V5,
+    "0006_public_views_v6": VIEWS_V6,
 }
 
 

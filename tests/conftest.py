@@ -52,15 +52,22 @@ def _plain_http_for_the_live_server():
 @pytest.fixture(autouse=True)
 def _test_settings(settings, tmp_path):
     # Tests write media to a throwaway folder (plain HTTP: see the session fixture above).
+    # The embedded mode's stores: one private folder, the media route as its public face.
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_PUBLIC_COPIES = False
     settings.STORAGES = {
         **settings.STORAGES,
         "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": tmp_path / "media", "base_url": "/admin/media/"},
+        },
+        "public": {
             "BACKEND": "django.core.files.storage.FileSystemStorage",
             "OPTIONS": {"location": tmp_path / "media", "base_url": "/media/"},
         },
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+    settings.EDGE_PURGE_BACKEND = ""
 
 
 # --- Shared by the ingest, operations and scenario tests ------------------------------------------
@@ -144,3 +151,21 @@ def browser_page(monkeypatch):
             # loop), so the test's queries used a connection of their own: close it here, or
             # it outlives the test database.
             connections.close_all()
+
+
+# --- Visibility: a folder of public copies (catalog.visibility) -------------------------------
+
+
+@pytest.fixture
+def public_copies(settings, tmp_path):
+    """The public store as a folder of copies, as PUBLIC_MEDIA_ROOT configures it: bytes move
+    there as albums are published and leave as they are withdrawn; /media/ serves it as it is."""
+    settings.MEDIA_PUBLIC_COPIES = True
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "public": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": tmp_path / "public", "base_url": "/media/"},
+        },
+    }
+    return tmp_path / "public"

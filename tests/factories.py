@@ -55,6 +55,7 @@ class RunwayFactory(factory.django.DjangoModelFactory):
             published_at=factory.LazyFunction(timezone.now),
             reviewed_at=factory.LazyFunction(timezone.now),
             reviewer="editor",
+            bytes_public=True,
         )
 
 
@@ -94,6 +95,7 @@ class StreetSnapFactory(factory.django.DjangoModelFactory):
             published_at=factory.LazyFunction(timezone.now),
             reviewed_at=factory.LazyFunction(timezone.now),
             reviewer="editor",
+            bytes_public=True,
         )
 
 

@@ -35,7 +35,8 @@ def moto_s3():
 
 @pytest.fixture
 def s3_storage(settings, moto_s3):
-    """STORAGES["default"] on a fresh bucket of the moto server, as production configures it."""
+    """STORAGES["default"] and ["public"] on a fresh bucket of the moto server, as production
+    configures them."""
     import boto3
 
     bucket = f"archive-test-{uuid.uuid4().hex[:12]}"
@@ -52,6 +53,9 @@ def s3_storage(settings, moto_s3):
         aws_secret_access_key="testing",
         region_name="us-east-1",
     ).create_bucket(Bucket=bucket)
+    # As production configures them: everything in the bucket, private, and the public
+    # copies under public/ in the same bucket (catalog.visibility).
+    settings.MEDIA_PUBLIC_COPIES = True
     settings.STORAGES = {
         **settings.STORAGES,
         "default": {
@@ -59,6 +63,16 @@ def s3_storage(settings, moto_s3):
             "OPTIONS": {
                 **options,
                 "bucket_name": bucket,
+                "querystring_auth": True,
+                "file_overwrite": True,
+            },
+        },
+        "public": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                **options,
+                "bucket_name": bucket,
+                "location": "public",
                 "querystring_auth": False,
                 "file_overwrite": True,
             },

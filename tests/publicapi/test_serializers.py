@@ -121,24 +121,24 @@ def outcome(url, key):
 @pytest.mark.parametrize("case", STORAGE_CASES)
 def test_image_urls_are_what_the_storage_gives(settings, case):
     backend, media_url = STORAGE_CASES[case]
-    settings.STORAGES = {**settings.STORAGES, "default": backend}
+    settings.STORAGES = {**settings.STORAGES, "public": backend}
     if media_url is not None:
         settings.MEDIA_URL = media_url
 
     @given(key=KEYS)
     @fuzz_settings(max_examples=150, deadline=None)
     def same(key):
-        assert outcome(public.storage_url, key) == outcome(storages["default"].url, key)
+        assert outcome(public.storage_url, key) == outcome(storages["public"].url, key)
 
     same()
     plain = "renditions/0f1e/400.webp"
-    assert public.storage_url(plain) == storages["default"].url(plain)
+    assert public.storage_url(plain) == storages["public"].url(plain)
 
 
 def test_a_changed_media_url_is_seen_at_once(settings):
     settings.STORAGES = {
         **settings.STORAGES,
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "public": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     }
     settings.MEDIA_URL = "/media/"
     before = public.storage_url("originals/ab/1.jpg")
