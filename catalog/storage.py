@@ -42,8 +42,8 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from catalog.imaging import WIDTHS as RENDITION_WIDTHS
 from catalog.models import RunwayImage, StoredObject, StreetSnapImage
-from catalog.renditions import WIDTHS as RENDITION_WIDTHS
 
 IMAGE_PREFIX = "images"
 RENDITION_PREFIX = "renditions"
