@@ -2,7 +2,8 @@
 what each decode costs, estimated from the header before a pixel is decoded.
 
 One per process, not per job: the bound that matters is the worker's memory, whatever runs in
-it (an rq work-horse runs one job, the embedded mode one job at a time in a thread).
+it (an rq work-horse runs one job, the embedded mode one job at a time in a thread). The cost
+model, its measurements and the bound they give a worker: docs/hashing.md, "Decode memory".
 """
 
 import contextlib
@@ -160,10 +161,9 @@ def _return_freed_blocks() -> None:
     """Make glibc hand big freed blocks back to the system instead of keeping them.
 
     Once it has freed one mmapped block, glibc raises its mmap threshold up to 32 MiB, and
-    later blocks below that come from per-thread arenas that keep them when freed. So eight
-    download threads decoding in turn each kept a decode's worth: a worker grew by 581 MiB on
-    an album whose decodes never held more than 256 MiB at once, and by 298 MiB with a fixed
-    threshold (tests/ingest/test_memory.py). Setting the threshold also stops it moving.
+    later blocks below that come from per-thread arenas that keep them when freed, so download
+    threads decoding in turn each kept a decode's worth of memory, far beyond the budget
+    (measured: docs/hashing.md, "Decode memory"). Setting the threshold also stops it moving.
     """
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c"))
