@@ -170,8 +170,8 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
         RunwayDetailSerializer,
         "runways",
         "A runway with its images and looks",
-        "`images` in album order; `looks` groups the same images by `look_index` "
-        "(a look and its detail shots share one), looks in `look_index` order.",
+        "`images` in album order; `looks` groups them by `look_index` (a look and its detail "
+        "shots share one), looks in `look_index` order, each naming its images by `id`.",
     ),
 )
 class RunwayViewSet(PublicRecordViewSet):
@@ -202,8 +202,8 @@ class RunwayViewSet(PublicRecordViewSet):
         StreetSnapDetailSerializer,
         "street snaps",
         "A street-style album with its images and groups",
-        "`images` in album order; `groups` has each main image with its details, in album "
-        "order. A detail whose main image is no longer shown is shown as a main image.",
+        "`images` in album order; `groups` names each main image and its details by `id`, in "
+        "album order. A detail whose main image is no longer shown is shown as a main image.",
     ),
 )
 class StreetSnapViewSet(PublicRecordViewSet):

@@ -113,9 +113,20 @@ class RunwaySerializer(DirectRendering, serializers.ModelSerializer):
 
 class LookSerializer(serializers.Serializer):
     look_index = serializers.IntegerField(read_only=True)
-    images = RunwayImageSerializer(
-        many=True, read_only=True, help_text="The look, then its detail shots, in album order."
+    image_ids = serializers.ListField(
+        child=serializers.IntegerField(),
+        read_only=True,
+        help_text="The look's images by `id` (in `images`): the look, then its detail shots, "
+        "in album order.",
     )
+
+
+def looks(images) -> list[dict]:
+    """The album's looks, each naming its images by id (the detail's `images` holds them)."""
+    return [
+        {"look_index": look.look_index, "image_ids": [image.id for image in look.images]}
+        for look in group_looks(images)
+    ]
 
 
 class RunwayDetailSerializer(RunwaySerializer):
@@ -131,21 +142,17 @@ class RunwayDetailSerializer(RunwaySerializer):
     @staticmethod
     def render(runway, request) -> dict:  # type: ignore[override]  # no list-rendered images: it renders its own
         images = album_images(runway)
-        # Each image rendered once; the looks reuse the same dicts.
+        # Each image rendered once; the cover reuses its dict.
         rendered = {image.id: RunwayImageSerializer.render(image, request) for image in images}
         return {
             **RunwaySerializer.render(runway, request, rendered),
             "images": [rendered[image.id] for image in images],
-            "looks": [
-                {"look_index": look.look_index, "images": [rendered[i.id] for i in look.images]}
-                for look in group_looks(images)
-            ],
+            "looks": looks(images),
         }
 
     @extend_schema_field(LookSerializer(many=True))
-    def get_looks(self, runway: PublicRunway):
-        looks = group_looks(album_images(runway))
-        return LookSerializer(looks, many=True, context=self.context).data
+    def get_looks(self, runway: PublicRunway) -> list[dict]:
+        return looks(album_images(runway))
 
 
 class StreetSnapSerializer(DirectRendering, serializers.ModelSerializer):
@@ -185,10 +192,22 @@ class StreetSnapSerializer(DirectRendering, serializers.ModelSerializer):
 
 
 class GroupSerializer(serializers.Serializer):
-    main = StreetSnapImageSerializer(read_only=True)
-    details = StreetSnapImageSerializer(
-        many=True, read_only=True, help_text="Close-ups of the main image, in album order."
+    main_id = serializers.IntegerField(
+        read_only=True, help_text="The main image's `id` (in `images`)."
     )
+    detail_ids = serializers.ListField(
+        child=serializers.IntegerField(),
+        read_only=True,
+        help_text="Its close-ups by `id` (in `images`), in album order.",
+    )
+
+
+def groups(images) -> list[dict]:
+    """The album's main images with their details, by id (the detail's `images` holds them)."""
+    return [
+        {"main_id": group.main.id, "detail_ids": [detail.id for detail in group.details]}
+        for group in group_details(images)
+    ]
 
 
 class StreetSnapDetailSerializer(StreetSnapSerializer):
@@ -208,19 +227,12 @@ class StreetSnapDetailSerializer(StreetSnapSerializer):
         return {
             **StreetSnapSerializer.render(snap, request, rendered),
             "images": [rendered[image.id] for image in images],
-            "groups": [
-                {
-                    "main": rendered[group.main.id],
-                    "details": [rendered[d.id] for d in group.details],
-                }
-                for group in group_details(images)
-            ],
+            "groups": groups(images),
         }
 
     @extend_schema_field(GroupSerializer(many=True))
-    def get_groups(self, snap: PublicStreetSnap):
-        groups = group_details(album_images(snap))
-        return GroupSerializer(groups, many=True, context=self.context).data
+    def get_groups(self, snap: PublicStreetSnap) -> list[dict]:
+        return groups(album_images(snap))
 
 
 class BrandSerializer(serializers.ModelSerializer):
