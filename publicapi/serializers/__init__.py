@@ -1,23 +1,15 @@
-"""The JSON of the public API (docs/api.md). Read-only: every serializer here
-only renders rows of the public_* views.
+"""The JSON of the public API (docs/api.md). Read-only: every serializer here only renders
+rows of the public_* views.
 
-The record and image serializers declare their fields for the schema (drf-spectacular reads
-them) and render with a to_representation of their own that builds the dict directly: DRF's
-generic path deep-copies every declared field per serializer and walks them per object, which
-was the largest share of a list request's time in Python (bench/public_api.py). The output is
-the same (tests/publicapi/test_serializers.py renders both ways and compares).
-
-One module per part: image URLs (urls), images, records, facets, similar images, errors; what
-the record and image serializers share is in table.
+One module per part: image URLs (urls), images, records (runways, street snaps, brands, the
+home page), facets, similar images and errors. Images and records are TableSerializers: each
+declares its fields once, in a table (publicapi/serializers/table.py) that makes both the
+serializer drf-spectacular reads and the direct rendering the views use.
 """
 
 from publicapi.serializers.errors import ErrorSerializer
 from publicapi.serializers.facets import RunwayFacetsSerializer, StreetSnapFacetsSerializer
-from publicapi.serializers.images import (
-    ImageSerializer,
-    RunwayImageSerializer,
-    StreetSnapImageSerializer,
-)
+from publicapi.serializers.images import RunwayImageSerializer, StreetSnapImageSerializer
 from publicapi.serializers.records import (
     BrandDetailSerializer,
     BrandSerializer,
@@ -28,15 +20,13 @@ from publicapi.serializers.records import (
     StreetSnapSerializer,
 )
 from publicapi.serializers.similar import SimilarImagesSerializer
-from publicapi.serializers.table import DirectRendering
+from publicapi.serializers.table import TableSerializer
 from publicapi.serializers.urls import absolute_url, storage_url
 
 __all__ = [
     "BrandDetailSerializer",
     "BrandSerializer",
-    "DirectRendering",
     "ErrorSerializer",
-    "ImageSerializer",
     "IndexSerializer",
     "RunwayDetailSerializer",
     "RunwayFacetsSerializer",
@@ -47,6 +37,7 @@ __all__ = [
     "StreetSnapFacetsSerializer",
     "StreetSnapImageSerializer",
     "StreetSnapSerializer",
+    "TableSerializer",
     "absolute_url",
     "storage_url",
 ]

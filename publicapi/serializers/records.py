@@ -3,13 +3,12 @@
 import datetime
 
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from publicapi.grouping import group_details, group_looks
 from publicapi.models import PublicBrand, PublicRunway, PublicStreetSnap
 from publicapi.serializers.images import RunwayImageSerializer, StreetSnapImageSerializer
-from publicapi.serializers.table import DirectRendering, described
+from publicapi.serializers.table import Column, Computed, Table, TableSerializer
 
 _DATETIME = serializers.DateTimeField()
 _ZERO = datetime.timedelta(0)
@@ -43,13 +42,30 @@ def album_images(record) -> list:
     return images if isinstance(images, list) else list(images.all())
 
 
-RECORD_TEXTS = described(
-    id="The album's id; it never changes.",
-    title="As published; may be empty.",
-    description="Plain text; may be empty.",
-    image_count="How many images the album shows.",
-    published_at="When it was first published (UTC). Null only for some imported albums.",
-)
+def published_at(record, request) -> str | None:
+    return datetime_text(record.published_at, request)
+
+
+def album(*own: Column, image: type[TableSerializer]) -> list[Column]:
+    """The columns of an album of either kind, its own columns after its id."""
+    return [
+        Column("id", "The album's id; it never changes."),
+        *own,
+        Column("title", "As published; may be empty."),
+        Column("description", "Plain text; may be empty."),
+        Column(
+            "cover",
+            field=image(
+                read_only=True, allow_null=True, help_text="The album's cover image, or null."
+            ),
+        ),
+        Column("image_count", "How many images the album shows."),
+        Column(
+            "published_at",
+            "When it was first published (UTC). Null only for some imported albums.",
+            render=published_at,
+        ),
+    ]
 
 
 class BrandRefSerializer(serializers.Serializer):
@@ -59,56 +75,27 @@ class BrandRefSerializer(serializers.Serializer):
     name = serializers.CharField(source="brand_name", read_only=True)
 
 
-RECORD_FIELDS = ["title", "description", "cover", "image_count", "published_at"]
+RUNWAY = Table(
+    PublicRunway,
+    *album(
+        Column(
+            "brand",
+            field=BrandRefSerializer(source="*", read_only=True),
+            render=lambda runway, request: {"slug": runway.brand_slug, "name": runway.brand_name},
+        ),
+        Column("season_code", "Normalized, e.g. `FW24`, `SS25`."),
+        Column("season", "As the show names it, e.g. `Fall/Winter 2024`."),
+        Column("year"),
+        Column("collection_type", "e.g. `ready-to-wear`, `couture`, `menswear`, `resort`."),
+        image=RunwayImageSerializer,
+    ),
+)
 
 
-class RunwaySerializer(DirectRendering, serializers.ModelSerializer):
+class RunwaySerializer(TableSerializer):
     """A runway as lists show it."""
 
-    @staticmethod
-    def render(runway, request, rendered: dict | None = None) -> dict:
-        cover = runway.cover
-        if cover is not None:
-            cover = (rendered or {}).get(cover.id) or RunwayImageSerializer.render(cover, request)
-        return {
-            "id": runway.id,
-            "brand": {"slug": runway.brand_slug, "name": runway.brand_name},
-            "season_code": runway.season_code,
-            "season": runway.season,
-            "year": runway.year,
-            "collection_type": runway.collection_type,
-            "title": runway.title,
-            "description": runway.description,
-            "cover": cover,
-            "image_count": runway.image_count,
-            "published_at": datetime_text(runway.published_at, request),
-        }
-
-    brand = BrandRefSerializer(source="*", read_only=True)
-    cover = RunwayImageSerializer(
-        read_only=True, allow_null=True, help_text="The album's cover image, or null."
-    )
-
-    class Meta:
-        model = PublicRunway
-        fields = [
-            "id",
-            "brand",
-            "season_code",
-            "season",
-            "year",
-            "collection_type",
-            *RECORD_FIELDS,
-        ]
-        read_only_fields = fields
-        extra_kwargs = {
-            **RECORD_TEXTS,
-            **described(
-                season_code="Normalized, e.g. `FW24`, `SS25`.",
-                season="As the show names it, e.g. `Fall/Winter 2024`.",
-                collection_type="e.g. `ready-to-wear`, `couture`, `menswear`, `resort`.",
-            ),
-        }
+    table = RUNWAY
 
 
 class LookSerializer(serializers.Serializer):
@@ -121,74 +108,38 @@ class LookSerializer(serializers.Serializer):
     )
 
 
-def looks(images) -> list[dict]:
+def looks(runway, request) -> list[dict]:
     """The album's looks, each naming its images by id (the detail's `images` holds them)."""
     return [
         {"look_index": look.look_index, "image_ids": [image.id for image in look.images]}
-        for look in group_looks(images)
+        for look in group_looks(album_images(runway))
     ]
 
 
-class RunwayDetailSerializer(RunwaySerializer):
+class RunwayDetailSerializer(TableSerializer):
     """A runway with its images in album order, and the same images grouped into looks."""
 
-    images = RunwayImageSerializer(many=True, read_only=True)
-    looks = serializers.SerializerMethodField()
-
-    class Meta(RunwaySerializer.Meta):
-        fields = [*RunwaySerializer.Meta.fields, "images", "looks"]
-        read_only_fields = fields
-
-    @staticmethod
-    def render(runway, request) -> dict:  # type: ignore[override]  # no list-rendered images: it renders its own
-        images = album_images(runway)
-        # Each image rendered once; the cover reuses its dict.
-        rendered = {image.id: RunwayImageSerializer.render(image, request) for image in images}
-        return {
-            **RunwaySerializer.render(runway, request, rendered),
-            "images": [rendered[image.id] for image in images],
-            "looks": looks(images),
-        }
-
-    @extend_schema_field(LookSerializer(many=True))
-    def get_looks(self, runway: PublicRunway) -> list[dict]:
-        return looks(album_images(runway))
-
-
-class StreetSnapSerializer(DirectRendering, serializers.ModelSerializer):
-    """A street-style album as lists show it."""
-
-    @staticmethod
-    def render(snap, request, rendered: dict | None = None) -> dict:
-        cover = snap.cover
-        if cover is not None:
-            cover = (rendered or {}).get(cover.id) or StreetSnapImageSerializer.render(
-                cover, request
-            )
-        return {
-            "id": snap.id,
-            "city": snap.city,
-            "year": snap.year,
-            "month": snap.month,
-            "title": snap.title,
-            "description": snap.description,
-            "cover": cover,
-            "image_count": snap.image_count,
-            "published_at": datetime_text(snap.published_at, request),
-        }
-
-    cover = StreetSnapImageSerializer(
-        read_only=True, allow_null=True, help_text="The album's cover image, or null."
+    table = RUNWAY.extended(
+        Column("images", field=RunwayImageSerializer(many=True, read_only=True)),
+        Column("looks", field=Computed(looks, LookSerializer(many=True))),
     )
 
-    class Meta:
-        model = PublicStreetSnap
-        fields = ["id", "city", "year", "month", *RECORD_FIELDS]
-        read_only_fields = fields
-        extra_kwargs = {
-            **RECORD_TEXTS,
-            **described(year="0 = unknown (legacy albums only).", month="1-12; 0 = unknown."),
-        }
+
+STREET_SNAP = Table(
+    PublicStreetSnap,
+    *album(
+        Column("city"),
+        Column("year", "0 = unknown (legacy albums only)."),
+        Column("month", "1-12; 0 = unknown."),
+        image=StreetSnapImageSerializer,
+    ),
+)
+
+
+class StreetSnapSerializer(TableSerializer):
+    """A street-style album as lists show it."""
+
+    table = STREET_SNAP
 
 
 class GroupSerializer(serializers.Serializer):
@@ -202,60 +153,47 @@ class GroupSerializer(serializers.Serializer):
     )
 
 
-def groups(images) -> list[dict]:
+def groups(snap, request) -> list[dict]:
     """The album's main images with their details, by id (the detail's `images` holds them)."""
     return [
         {"main_id": group.main.id, "detail_ids": [detail.id for detail in group.details]}
-        for group in group_details(images)
+        for group in group_details(album_images(snap))
     ]
 
 
-class StreetSnapDetailSerializer(StreetSnapSerializer):
+class StreetSnapDetailSerializer(TableSerializer):
     """An album with its images in album order, and the same images grouped main -> details."""
 
-    images = StreetSnapImageSerializer(many=True, read_only=True)
-    groups = serializers.SerializerMethodField()
-
-    class Meta(StreetSnapSerializer.Meta):
-        fields = [*StreetSnapSerializer.Meta.fields, "images", "groups"]
-        read_only_fields = fields
-
-    @staticmethod
-    def render(snap, request) -> dict:  # type: ignore[override]  # no list-rendered images: it renders its own
-        images = album_images(snap)
-        rendered = {image.id: StreetSnapImageSerializer.render(image, request) for image in images}
-        return {
-            **StreetSnapSerializer.render(snap, request, rendered),
-            "images": [rendered[image.id] for image in images],
-            "groups": groups(images),
-        }
-
-    @extend_schema_field(GroupSerializer(many=True))
-    def get_groups(self, snap: PublicStreetSnap) -> list[dict]:
-        return groups(album_images(snap))
+    table = STREET_SNAP.extended(
+        Column("images", field=StreetSnapImageSerializer(many=True, read_only=True)),
+        Column("groups", field=Computed(groups, GroupSerializer(many=True))),
+    )
 
 
-class BrandSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = PublicBrand
-        fields = ["slug", "name", "is_featured", "runway_count", "latest_published_at"]
-        read_only_fields = fields
-        extra_kwargs = described(
-            slug="The brand's id in URLs and in the runway filter `brand`.",
-            is_featured="Chosen by the editors for the home page.",
-            runway_count="How many published runways it has (at least 1).",
-            latest_published_at="When its newest runway was published.",
-        )
+BRAND = Table(
+    PublicBrand,
+    Column("slug", "The brand's id in URLs and in the runway filter `brand`."),
+    Column("name"),
+    Column("is_featured", "Chosen by the editors for the home page."),
+    Column("runway_count", "How many published runways it has (at least 1)."),
+    Column(
+        "latest_published_at",
+        "When its newest runway was published.",
+        render=lambda brand, request: datetime_text(brand.latest_published_at, request),
+    ),
+)
 
 
-class BrandDetailSerializer(BrandSerializer):
+class BrandSerializer(TableSerializer):
+    """A brand with at least one published runway."""
+
+    table = BRAND
+
+
+class BrandDetailSerializer(TableSerializer):
     """A brand with all its published runways, newest first."""
 
-    runways = RunwaySerializer(many=True, read_only=True)
-
-    class Meta(BrandSerializer.Meta):
-        fields = [*BrandSerializer.Meta.fields, "runways"]
-        read_only_fields = fields
+    table = BRAND.extended(Column("runways", field=RunwaySerializer(many=True, read_only=True)))
 
 
 class IndexSerializer(serializers.Serializer):

@@ -1,4 +1,10 @@
-"""Image URLs: what the storage gives for a key, always absolute."""
+"""Image URLs: what the storage gives for a key, always absolute.
+
+With a bucket the storage gives an absolute URL already (the bucket or its CDN,
+AWS_S3_CUSTOM_DOMAIN). The local media folder gives a path (`/media/...`), which is made
+absolute with the request's scheme and host so a frontend on another origin can use it as it
+is.
+"""
 
 import re
 from urllib.parse import urlsplit
@@ -6,27 +12,6 @@ from urllib.parse import urlsplit
 from django.core.files.storage import Storage, storages
 from django.core.signals import setting_changed
 from django.dispatch import receiver
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
-from rest_framework import serializers
-
-
-@extend_schema_field(OpenApiTypes.URI)
-class ImageURLField(serializers.Field):
-    """The storage's public URL of an image, always absolute.
-
-    With a bucket the storage gives an absolute URL already (the bucket or its CDN,
-    AWS_S3_CUSTOM_DOMAIN). The local media folder gives a path (`/media/...`), which is made
-    absolute with the request's scheme and host so a frontend on another origin can use it
-    as it is.
-    """
-
-    def __init__(self, **kwargs):
-        kwargs.setdefault("read_only", True)
-        super().__init__(**kwargs)
-
-    def to_representation(self, value: str) -> str:
-        return absolute_url(value, self.context.get("request"))
 
 
 def absolute_url(key: str, request) -> str:
