@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 # checks both against a real Varnish).
 KIND_TAGS = {"runway": "runways", "street": "street-snaps"}
 RECORD_TAG = {"runway": "runway:{id}", "street": "street-snap:{id}"}
-BRAND_TAG = "brand:{id}"
+BRAND_TAG = "brand:{slug}"
 BRANDS_TAG = "brands"
 
 # CloudFront paths per tag prefix: a kind's change drops its endpoints and those that
@@ -61,9 +61,14 @@ def record_tags(kind: str, record_id: int) -> list[str]:
     return [RECORD_TAG[kind].format(id=record_id), KIND_TAGS[kind]]
 
 
-def brand_tags(brand_id: int) -> list[str]:
-    # A brand's name is on its runways' pages and lists; being featured is on the index.
-    return [BRAND_TAG.format(id=brand_id), BRANDS_TAG, KIND_TAGS["runway"]]
+def brand_tags(*slugs: str) -> list[str]:
+    """What a change of a brand purges (its slug before and after an edit): its page and
+    every runway page that shows its name; the lists of brands and runways, and the index."""
+    return [
+        *(BRAND_TAG.format(slug=slug) for slug in slugs if slug),
+        BRANDS_TAG,
+        KIND_TAGS["runway"],
+    ]
 
 
 def purge_enabled() -> bool:

@@ -17,6 +17,31 @@ from tests.support import ROOT
 VARNISHD = shutil.which("varnishd") or "/usr/sbin/varnishd"
 
 
+class AppServer:
+    """The project's WSGI application on a free port, threaded, and nothing else: pytest-django's
+    live_server answers MEDIA_URL from the folder itself (Django's test handler), so the media
+    route that decides from the database would never be asked."""
+
+    def __init__(self) -> None:
+        from django.core.handlers.wsgi import WSGIHandler
+        from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+
+        class QuietHandler(WSGIRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadedWSGIServer(("127.0.0.1", 0), QuietHandler, allow_reuse_address=False)
+        self.httpd.set_app(WSGIHandler())
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
