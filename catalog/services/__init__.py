@@ -11,6 +11,7 @@ Callers import from here; the modules say where each write lives.
 """
 
 from catalog.services.curation import (
+    image_remove,
     image_soft_delete,
     record_set_cover,
     record_update,
@@ -54,6 +55,7 @@ __all__ = [
     "StaleRecord",
     "StreetSnapContent",
     "image_renditions_make",
+    "image_remove",
     "image_soft_delete",
     "permission_name",
     "record_apply_edits",

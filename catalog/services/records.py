@@ -99,7 +99,9 @@ def record_lock[R: Record](*, record: R, expected_version: int | None = None) ->
     return locked
 
 
-def record_save[R: Record](*, record: R, fields: Iterable[str], refuse_taken_key: bool = True) -> R:
+def record_save[R: Record](
+    *, record: R, fields: Iterable[str], refuse_taken_key: bool = True, announce: bool = False
+) -> R:
     """Save `fields` of a locked record and bump its version.
 
     With `refuse_taken_key` (the editors' writes), an entity-key collision (another live
@@ -128,7 +130,8 @@ def record_save[R: Record](*, record: R, fields: Iterable[str], refuse_taken_key
         record.refresh_from_db(fields=["version"])
     # Every write to an album the public saw or will see moves its bytes and purges the edge,
     # after commit (an outbox row in this transaction: catalog.visibility).
-    if getattr(record, "_public_when_locked", True) or is_public(record):
+    # (`announce`: whatever the public saw.)
+    if announce or getattr(record, "_public_when_locked", True) or is_public(record):
         record_change_note(record)
     return record
 
