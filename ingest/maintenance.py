@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from catalog.storage import CollectResult, stored_objects_collect
-from ingest import services
+from ingest import queueing, services
 from ingest.models import IngestJob, UsedWebhookId
 
 logger = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def ingest_jobs_reconcile(*, now: datetime | None = None) -> ReconcileResult:
     for job_id, enqueued_at in waiting.order_by("pk").values_list("pk", "enqueued_at"):
         if enqueued_at is not None and _still_on_queue(job_id, enqueued_at, stale_before):
             continue
-        if services.ingest_job_enqueue(job_id=job_id):
+        if queueing.ingest_job_enqueue(job_id=job_id):
             result.enqueued.append(job_id)
         else:
             result.not_enqueued.append(job_id)
@@ -148,7 +148,7 @@ def _rq_job_waiting(job_id: int) -> bool:
     queue = get_queue(settings.INGEST_QUEUE)
     connection = queue.connection
     try:
-        rq_job = Job.fetch(services.rq_job_id(job_id), connection=connection)
+        rq_job = Job.fetch(queueing.rq_job_id(job_id), connection=connection)
     except NoSuchJobError:
         return False
     status = rq_job.get_status()

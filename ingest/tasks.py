@@ -140,7 +140,7 @@ def renditions_catch_up() -> str:
     from django.conf import settings
     from django.utils import timezone
 
-    from ingest.services import renditions_enqueue
+    from ingest.queueing import renditions_enqueue
 
     if not settings.RENDITIONS_AT_INGEST or not settings.REDIS_URL:
         return "skipped: renditions are made by `manage.py renditions` only"

@@ -9,8 +9,9 @@ from rq import SimpleWorker
 
 from config.logs import ContextFilter
 from ingest import inline, joblog
+from ingest.queueing import rq_job_id
 from ingest.serializers import album_validate
-from ingest.services import ingest_job_accept, rq_job_id
+from ingest.services import ingest_job_accept
 from ingest.worker import JobIdsInLogs
 from tests.factories import BrandFactory
 from tests.ingest.support import jpeg, runway_album

@@ -20,8 +20,9 @@ from catalog.models import Runway, RunwayImage
 from ingest import downloads
 from ingest.maintenance import ingest_jobs_reconcile
 from ingest.models import IngestJob
+from ingest.queueing import rq_job_id
 from ingest.serializers import album_validate
-from ingest.services import ingest_job_accept, rq_job_id
+from ingest.services import ingest_job_accept
 from tests.factories import BrandFactory
 from tests.ingest.support import jpeg, runway_album, worker_env
 from tests.support import TEST_REDIS_URL, descendants
