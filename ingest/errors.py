@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from catalog.models import Runway, StreetSnap
-    from ingest.planning import Plan
 
 
 class Transient(Exception):
@@ -30,14 +29,6 @@ class JobEnd(Exception):
         self.reason = reason
         self.error = error
         self.record = record
-
-
-class LostRace(Exception):
-    """Another job wrote this album between our lookup and our insert."""
-
-    def __init__(self, plan: Plan) -> None:
-        super().__init__("lost the race for this album")
-        self.plan = plan
 
 
 def short(exc: BaseException, limit: int) -> str:

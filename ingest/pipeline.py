@@ -43,14 +43,14 @@ from ingest.downloads import (
     classify,
     earlier_downloads,
 )
-from ingest.errors import JobEnd, LostRace, Transient, short
+from ingest.errors import JobEnd, Transient, short
 from ingest.kinds import KINDS, Kind, Record
 from ingest.lease import renewing
 from ingest.models import IngestJob
 from ingest.planning import Plan
 from ingest.report import Report
 from ingest.services import Claim, Superseded, ingest_job_claim, ingest_job_release
-from ingest.writing import job_finish
+from ingest.writing import LostRace, job_finish
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from catalog.models import Runway, StreetSnap
 from catalog.storage import stored_objects_hold
 from ingest import planning
 from ingest.downloads import StoredImage
-from ingest.errors import JobEnd, LostRace, Transient
+from ingest.errors import JobEnd, Transient
 from ingest.hashing import AnalysedImage, band_probes, hamming
 from ingest.kinds import Kind
 from ingest.models import IngestJob
@@ -25,6 +25,14 @@ from ingest.report import Report, image_name
 from ingest.services import Claim, ingest_job_finish, ingest_job_lock_claimed
 
 Status = IngestJob.Status
+
+
+class LostRace(Exception):
+    """Another job wrote this album between our lookup and our insert."""
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__("lost the race for this album")
+        self.plan = plan
 
 
 def job_finish(claim: Claim, end: JobEnd, report: Report) -> None:
