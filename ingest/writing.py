@@ -77,7 +77,14 @@ def write_album(
             )
         new_images = _new_images(kind, stored, plan, final_report)
         try:
-            record = kind.write(plan, album, new_images, claim)
+            record = kind.write(
+                record=plan.record,
+                brand=plan.brand,
+                album=album,
+                images=new_images,
+                ingest_job_id=claim.job_id,
+                content_checksum=claim.payload_checksum,
+            )
         except IntegrityError as exc:
             if not _is_record_key_violation(exc):
                 raise
