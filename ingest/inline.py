@@ -1,11 +1,12 @@
-"""The embedded mode's runner: with no REDIS_URL, jobs run in this process.
+"""The embedded mode's runner: with no REDIS_URL, jobs run in this process, on one background
+thread (ingest.queueing submits them; the tasks are ingest.tasks', named by dotted path).
 
-A job is handed to one background thread after the request's transaction commits, so the
-crawler gets its 202 at once, just as with a real worker, and the status endpoint shows the
-job queued, running, then finished. One thread, so jobs run one at a time: on SQLite only one
-writer can hold the database anyway. There is no scheduler, so no delayed retries: every run
-is the job's last attempt (transient image errors become issues; a job-level one fails the
-job, and an editor can retry it from the admin).
+A job is handed to the thread after the request's transaction commits, so the crawler gets its
+202 at once, just as with a real worker, and the status endpoint shows the job queued, running,
+then finished. One thread, so jobs run one at a time: on SQLite only one writer can hold the
+database anyway. There is no scheduler, so no delayed retries: every run is the job's last
+attempt (transient image errors become issues; a job-level one fails the job, and an editor can
+retry it from the admin).
 
 The thread pool's threads are joined at interpreter exit, so a job in progress completes
 before `runserver` or a management command exits. A job lost with its process (killed) stays
@@ -16,8 +17,10 @@ import logging
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any
 
 from django.db import connections
+from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
 
@@ -26,21 +29,14 @@ _executor: ThreadPoolExecutor | None = None
 _pending: set[Future] = set()
 
 
-def submit(job_id: int) -> Future:
-    return _submit(_run, job_id, time.monotonic())
-
-
-def submit_renditions(kind: str, record_id: int) -> Future:
-    """The renditions of an album, on the same one thread: after the ingest jobs before it."""
-    return _submit(_run_renditions, kind, record_id)
-
-
-def _submit(fn, *args) -> Future:
+def submit(task: str, *args: Any) -> Future:
+    """Run the function at dotted path ``task`` with ``args`` on the background thread, after
+    everything submitted before it."""
     global _executor
     with _lock:
         if _executor is None:
             _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-inline")
-        future = _executor.submit(fn, *args)
+        future = _executor.submit(_run, task, args)
         _pending.add(future)
     future.add_done_callback(_pending.discard)
     return future
@@ -63,32 +59,13 @@ def wait_idle(timeout: float | None = None) -> bool:
             return False
 
 
-def _run(job_id: int, submitted: float) -> str:
-    from ingest import joblog, pipeline
-
+def _run(task: str, args: tuple[Any, ...]) -> Any:
     try:
-        return joblog.job_run(
-            job_id,
-            lambda: pipeline.run_job(job_id, final_attempt=True),
-            queue_wait=time.monotonic() - submitted,
-        )
+        return import_string(task)(*args)
     except Exception:
         # Already recorded on the job row when it could be; never let it kill the thread.
-        logger.exception("in-process ingest job %s raised", job_id)
+        logger.exception("in-process task %s%r raised", task, args)
         return "error"
     finally:
         # This thread's own connections (Django's are per thread).
-        connections.close_all()
-
-
-def _run_renditions(kind: str, record_id: int) -> str:
-    from catalog.rendering import record_renditions_make
-
-    try:
-        tally = record_renditions_make(kind=kind, record_id=record_id, final_attempt=True)
-        return f"renditions done {tally.done}, failed {tally.failed + tally.missing}"
-    except Exception:
-        logger.exception("in-process renditions of %s %s raised", kind, record_id)
-        return "error"
-    finally:
         connections.close_all()

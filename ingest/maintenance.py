@@ -14,6 +14,11 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django_rq import get_queue
+from redis.exceptions import RedisError
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.worker import Worker
 
 from catalog.storage import CollectResult, stored_objects_collect
 from ingest import queueing, services
@@ -121,8 +126,6 @@ def _still_on_queue(job_id: int, enqueued_at: datetime, stale_before: datetime) 
         # In-process jobs live in the memory of the process that accepted them; one queued
         # for longer than a job may run has lost that process.
         return enqueued_at >= stale_before
-    from redis.exceptions import RedisError
-
     try:
         return _rq_job_waiting(job_id)
     except RedisError:
@@ -140,11 +143,6 @@ def _rq_job_waiting(job_id: int) -> bool:
     taking a job from the queue and starting it leaves the job QUEUED in rq's intermediate
     list, where rq looks only every 10 minutes too.
     """
-    from django_rq import get_queue
-    from rq.exceptions import NoSuchJobError
-    from rq.job import Job, JobStatus
-    from rq.worker import Worker
-
     queue = get_queue(settings.INGEST_QUEUE)
     connection = queue.connection
     try:

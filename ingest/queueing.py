@@ -1,17 +1,30 @@
 """How a job reaches a worker: the rq queue in Redis, or the in-process runner in the embedded
 mode (no REDIS_URL). The job's state machine (ingest.services) hands jobs over through here on
 commit; reconcile and the renditions catch-up hand them over again when Redis lost them.
+
+Tasks are named by their dotted path, as rq stores them anyway: this module does not import
+what the tasks run (the pipeline, which builds on ingest.services), so no import runs back up.
 """
 
 import logging
+import time
 
 from django.conf import settings
 from django.db import DatabaseError
 from django.utils import timezone
+from django_rq import get_queue
+from redis.exceptions import RedisError
+from rq import Retry
 
+from ingest import inline
 from ingest.models import IngestJob
 
 logger = logging.getLogger(__name__)
+
+# The tasks (ingest.tasks), by the path rq records in each job (Job.func_name).
+RUN_INGEST_JOB = "ingest.tasks.run_ingest_job"
+RUN_INGEST_JOB_IN_PROCESS = "ingest.tasks.run_ingest_job_in_process"
+RUN_RENDITIONS = "ingest.tasks.run_renditions"
 
 
 def rq_job_id(job_id: int) -> str:
@@ -28,46 +41,38 @@ def ingest_job_enqueue(*, job_id: int) -> bool:
     failure is logged, never raised: the job row is the durable record and `reconcile` will
     hand it over later.
     """
-    if settings.REDIS_URL:
-        from django_rq import get_queue
-        from redis.exceptions import RedisError
-        from rq import Retry
-
-        from ingest.tasks import run_ingest_job
-
-        intervals = settings.INGEST_RETRY_INTERVALS
-        try:
-            # commit_mode="auto": we are already past the commit (on_commit or outside any
-            # transaction), and we need to know whether the enqueue reached Redis.
-            queue = get_queue(settings.INGEST_QUEUE, commit_mode="auto")
-            with queue.connection.pipeline() as pipe:
-                # One transaction: the job's entry still waiting on the queue (two reconciles
-                # at once, a retry racing one) is replaced, not doubled. A second delivery
-                # that still gets through (a worker took the first meanwhile) finds the job
-                # leased, or finished, and does nothing (ingest_job_claim).
-                pipe.multi()
-                pipe.lrem(queue.key, 0, rq_job_id(job_id))
-                queue.enqueue(
-                    run_ingest_job,
-                    job_id,
-                    job_id=rq_job_id(job_id),
-                    retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
-                    job_timeout=settings.INGEST_JOB_TIMEOUT,
-                    description=f"ingest job {job_id}",
-                    pipeline=pipe,
-                )
-                pipe.execute()
-        except RedisError:
-            logger.warning("ingest job %s: Redis unavailable; reconcile will enqueue it", job_id)
-            return False
-        _mark_enqueued(job_id)
-    else:
-        from ingest import inline
-
+    if not settings.REDIS_URL:
         # Marked first: once submitted, the job's own writes start at once, and on SQLite two
         # writers contend for the one database lock.
         _mark_enqueued(job_id)
-        inline.submit(job_id)
+        inline.submit(RUN_INGEST_JOB_IN_PROCESS, job_id, time.monotonic())
+        return True
+    intervals = settings.INGEST_RETRY_INTERVALS
+    try:
+        # commit_mode="auto": we are already past the commit (on_commit or outside any
+        # transaction), and we need to know whether the enqueue reached Redis.
+        queue = get_queue(settings.INGEST_QUEUE, commit_mode="auto")
+        with queue.connection.pipeline() as pipe:
+            # One transaction: the job's entry still waiting on the queue (two reconciles at
+            # once, a retry racing one) is replaced, not doubled. A second delivery that still
+            # gets through (a worker took the first meanwhile) finds the job leased, or
+            # finished, and does nothing (ingest_job_claim).
+            pipe.multi()
+            pipe.lrem(queue.key, 0, rq_job_id(job_id))
+            queue.enqueue(
+                RUN_INGEST_JOB,
+                job_id,
+                job_id=rq_job_id(job_id),
+                retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
+                job_timeout=settings.INGEST_JOB_TIMEOUT,
+                description=f"ingest job {job_id}",
+                pipeline=pipe,
+            )
+            pipe.execute()
+    except RedisError:
+        logger.warning("ingest job %s: Redis unavailable; reconcile will enqueue it", job_id)
+        return False
+    _mark_enqueued(job_id)
     return True
 
 
@@ -84,30 +89,22 @@ def renditions_enqueue(*, kind: str, record_id: int) -> bool:
     """
     if not settings.RENDITIONS_AT_INGEST:
         return False
-    if settings.REDIS_URL:
-        from django_rq import get_queue
-        from redis.exceptions import RedisError
-        from rq import Retry
-
-        from ingest.tasks import run_renditions
-
-        intervals = settings.INGEST_RETRY_INTERVALS
-        try:
-            get_queue(settings.INGEST_QUEUE, commit_mode="auto").enqueue(
-                run_renditions,
-                kind,
-                record_id,
-                retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
-                job_timeout=settings.INGEST_JOB_TIMEOUT,
-                description=f"renditions of {kind} {record_id}",
-            )
-        except RedisError:
-            logger.warning("renditions of %s %s: Redis unavailable; not enqueued", kind, record_id)
-            return False
-    else:
-        from ingest import inline
-
-        inline.submit_renditions(kind, record_id)
+    if not settings.REDIS_URL:
+        inline.submit(RUN_RENDITIONS, kind, record_id)
+        return True
+    intervals = settings.INGEST_RETRY_INTERVALS
+    try:
+        get_queue(settings.INGEST_QUEUE, commit_mode="auto").enqueue(
+            RUN_RENDITIONS,
+            kind,
+            record_id,
+            retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
+            job_timeout=settings.INGEST_JOB_TIMEOUT,
+            description=f"renditions of {kind} {record_id}",
+        )
+    except RedisError:
+        logger.warning("renditions of %s %s: Redis unavailable; not enqueued", kind, record_id)
+        return False
     return True
 
 

@@ -1,14 +1,21 @@
-"""rq entry points: thin, ids only (the job row holds everything else)."""
+"""Task entry points: thin, ids only (the job row holds everything else). rq's workers run
+them, and so does the embedded mode's background thread (ingest.inline); ingest.queueing names
+them by dotted path."""
 
 import logging
-from datetime import UTC, datetime
+import time
+from datetime import UTC, datetime, timedelta
 
+import django_rq
+from django.conf import settings
 from django.db import close_old_connections, connections
+from django.utils import timezone
 from rq import get_current_job
 
 from catalog import rendering
 from ingest import joblog, pipeline
 from ingest.maintenance import ingest_jobs_reconcile, media_gc, webhook_ids_purge
+from ingest.queueing import renditions_enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -39,8 +46,21 @@ def run_ingest_job(job_id: int) -> str:
         connections.close_all()
 
 
+def run_ingest_job_in_process(job_id: int, submitted: float) -> str:
+    """Run ingest job ``job_id`` on the embedded mode's background thread, submitted at
+    ``submitted`` (time.monotonic()). No scheduler, so every run is the job's last attempt; no
+    lease, as the thread dies only with its process (reconcile judges such a job by its age).
+    """
+    return joblog.job_run(
+        job_id,
+        lambda: pipeline.run_job(job_id, final_attempt=True),
+        queue_wait=time.monotonic() - submitted,
+    )
+
+
 def run_renditions(kind: str, record_id: int) -> str:
-    """Make the renditions of one album's images (the follow-up of its ingest job).
+    """Make the renditions of one album's images (the follow-up of its ingest job), on an rq
+    worker or the embedded mode's background thread (every run its last attempt).
 
     A storage error raises while rq has retries left (rendering.Transient), so rq retries
     with backoff; the images already done are skipped then. On the last attempt the images
@@ -132,16 +152,6 @@ def renditions_catch_up() -> str:
     enqueued wait in a long queue, and an album whose job keeps dying does not hold the others
     back. Once that time is over, a later run tries the album again.
     """
-    # Imported here: this hunk stays apart from the ingest entry point above.
-    import time
-    from datetime import timedelta
-
-    import django_rq
-    from django.conf import settings
-    from django.utils import timezone
-
-    from ingest.queueing import renditions_enqueue
-
     if not settings.RENDITIONS_AT_INGEST or not settings.REDIS_URL:
         return "skipped: renditions are made by `manage.py renditions` only"
 
