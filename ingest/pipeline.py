@@ -49,8 +49,14 @@ from ingest.lease import renewing
 from ingest.models import IngestJob
 from ingest.planning import Plan
 from ingest.report import Report
-from ingest.services import Claim, Superseded, ingest_job_claim, ingest_job_release
-from ingest.writing import LostRace, job_finish
+from ingest.services import (
+    Claim,
+    Superseded,
+    ingest_job_claim,
+    ingest_job_finish,
+    ingest_job_release,
+)
+from ingest.writing import LostRace
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +162,14 @@ def _timed_out(exc: BaseTimeoutException) -> Transient:
 
 def _end(claim: Claim, end: JobEnd, report: Report) -> str:
     try:
-        job_finish(claim, end, report)
+        ingest_job_finish(
+            claim=claim,
+            status=end.status,
+            reason=end.reason,
+            error=end.error,
+            report=report.as_dict(),
+            record=end.record,
+        )
     except Superseded:
         return _superseded(claim)
     return end.status

@@ -226,10 +226,10 @@ def ingest_job_finish(
     reason: str = "",
     error: str = "",
     report: dict[str, Any],
-    runway: Runway | None = None,
-    street_snap: StreetSnap | None = None,
+    record: Runway | StreetSnap | None = None,
 ) -> None:
-    """End a claimed job as succeeded, skipped or failed. Raises :class:`Superseded`."""
+    """End a claimed job as succeeded, skipped or failed, with the record it concerns (the
+    one it wrote, or the one that made it a skip). Raises :class:`Superseded`."""
     if status not in FINISHED:
         raise ValueError(f"{status} is not a finished status")
     with transaction.atomic():
@@ -238,8 +238,8 @@ def ingest_job_finish(
         job.reason = reason[:255]
         job.error = error
         job.report = report
-        job.runway = runway
-        job.street_snap = street_snap
+        job.runway = record if isinstance(record, Runway) else None
+        job.street_snap = record if isinstance(record, StreetSnap) else None
         job.downloaded = {}  # only a retry reads it
         job.finished_at = timezone.now()
         job.save(
@@ -255,10 +255,9 @@ def ingest_job_finish(
                 "updated_at",
             ]
         )
-        record = runway or street_snap
         if status == IngestJob.Status.SUCCEEDED and record is not None:
             # After the commit: the follow-up job must find the image rows.
-            kind = IngestJob.Kind.RUNWAY if runway is not None else IngestJob.Kind.STREET
+            kind = IngestJob.Kind.RUNWAY if isinstance(record, Runway) else IngestJob.Kind.STREET
             transaction.on_commit(
                 partial(queueing.renditions_enqueue, kind=str(kind), record_id=record.pk),
                 robust=True,

@@ -12,11 +12,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from catalog import selectors, services
-from catalog.models import Runway, StreetSnap
 from catalog.storage import stored_objects_hold
 from ingest import planning
 from ingest.downloads import StoredImage
-from ingest.errors import JobEnd, Transient
+from ingest.errors import Transient
 from ingest.hashing import AnalysedImage, band_probes, hamming
 from ingest.kinds import Kind
 from ingest.models import IngestJob
@@ -33,19 +32,6 @@ class LostRace(Exception):
     def __init__(self, plan: Plan) -> None:
         super().__init__("lost the race for this album")
         self.plan = plan
-
-
-def job_finish(claim: Claim, end: JobEnd, report: Report) -> None:
-    record = end.record
-    ingest_job_finish(
-        claim=claim,
-        status=end.status,
-        reason=end.reason,
-        error=end.error,
-        report=report.as_dict(),
-        runway=record if isinstance(record, Runway) else None,
-        street_snap=record if isinstance(record, StreetSnap) else None,
-    )
 
 
 def write_album(
@@ -92,7 +78,9 @@ def write_album(
         except services.RecordStateError as exc:
             # The rejected record changed state between our lookup and our lock.
             raise LostRace(plan) from exc
-        job_finish(claim, JobEnd(Status.SUCCEEDED, "", record=record), final_report)
+        ingest_job_finish(
+            claim=claim, status=Status.SUCCEEDED, report=final_report.as_dict(), record=record
+        )
     return Status.SUCCEEDED
 
 
