@@ -78,10 +78,11 @@ def run_job(job_id: int, *, final_attempt: bool, lease: bool = False) -> str:
     if claim is None:
         return "nothing to do"
     with renewing(claim) if lease else nullcontext():
-        return _execute(claim, final_attempt=final_attempt)
+        return _attempt(claim, final_attempt=final_attempt)
 
 
-def _execute(claim: Claim, *, final_attempt: bool) -> str:
+def _attempt(claim: Claim, *, final_attempt: bool) -> str:
+    """One attempt at a claimed job: its steps, and what each kind of error makes of it."""
     job_id = claim.job_id
     report = Report(
         max_issues=settings.INGEST_REPORT_MAX_ISSUES,
@@ -90,7 +91,7 @@ def _execute(claim: Claim, *, final_attempt: bool) -> str:
     # What this attempt stored, by URL: handed back with the job for the next attempt.
     downloaded: dict[str, dict[str, Any]] = dict(claim.downloaded)
     try:
-        return _run(claim, report, downloaded, final_attempt=final_attempt)
+        return _steps(claim, report, downloaded, final_attempt=final_attempt)
     except Superseded:
         return _superseded(claim)
     except JobEnd as end:
@@ -182,7 +183,7 @@ def _superseded(claim: Claim) -> str:
     return "superseded"
 
 
-def _run(
+def _steps(
     claim: Claim,
     report: Report,
     downloaded: dict[str, dict[str, Any]],

@@ -36,7 +36,7 @@ def run_ingest_job(job_id: int) -> str:
         queued_at = rq_job.enqueued_at if rq_job is not None else None
         if queued_at is not None and queued_at.tzinfo is None:
             queued_at = queued_at.replace(tzinfo=UTC)  # older rq stores naive UTC
-        return joblog.job_run(
+        return joblog.run_logged(
             job_id,
             lambda: pipeline.run_job(job_id, final_attempt=final_attempt, lease=True),
             rq_job_id=rq_job.id if rq_job is not None else None,
@@ -51,7 +51,7 @@ def run_ingest_job_in_process(job_id: int, submitted: float) -> str:
     ``submitted`` (time.monotonic()). No scheduler, so every run is the job's last attempt; no
     lease, as the thread dies only with its process (reconcile judges such a job by its age).
     """
-    return joblog.job_run(
+    return joblog.run_logged(
         job_id,
         lambda: pipeline.run_job(job_id, final_attempt=True),
         queue_wait=time.monotonic() - submitted,

@@ -117,7 +117,7 @@ def test_lines_logged_during_a_job_carry_its_ids(json_lines):
         logging.getLogger("ingest.pipeline").warning("something about the job")
         return "failed"
 
-    joblog.job_run(999_999, work, rq_job_id="ingest-999999")
+    joblog.run_logged(999_999, work, rq_job_id="ingest-999999")
     logging.getLogger("ingest.pipeline").warning("after the job")
 
     inside, summary, after = json_lines()
@@ -131,7 +131,7 @@ def test_an_execution_that_raises_for_a_retry_still_ends_with_its_line(json_line
         raise ConnectionError("database gone")
 
     with pytest.raises(ConnectionError):
-        joblog.job_run(999_998, work)
+        joblog.run_logged(999_998, work)
 
     [line] = ended(json_lines())
     assert line["outcome"] == "retrying"
