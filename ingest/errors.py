@@ -9,8 +9,9 @@ if TYPE_CHECKING:
     from catalog.models import Runway, StreetSnap
 
 
-class Transient(Exception):
-    """Trying again later may help (the job is retried while attempts remain)."""
+class JobRetry(Exception):
+    """Trying again later may help: the job is handed back for rq's retry while attempts
+    remain, and ends as failed with ``reason`` on the last one."""
 
     def __init__(self, reason: str, error: str) -> None:
         super().__init__(error)

@@ -43,7 +43,7 @@ from ingest.downloads import (
     classify,
     earlier_downloads,
 )
-from ingest.errors import JobEnd, Transient, short
+from ingest.errors import JobEnd, JobRetry, short
 from ingest.kinds import KINDS, Kind, Record
 from ingest.lease import renewing
 from ingest.models import IngestJob
@@ -96,15 +96,15 @@ def _attempt(claim: Claim, *, final_attempt: bool) -> str:
         return _superseded(claim)
     except JobEnd as end:
         return _end(claim, end, report)
-    except (Transient, BaseTimeoutException) as exc:
+    except (JobRetry, BaseTimeoutException) as exc:
         # rq's job timeout (INGEST_JOB_TIMEOUT) is raised in this thread wherever the job is; it
         # is an ordinary Exception, and no bug: a site too slow for one attempt. Retried like
         # any transient error (the download budget normally ends a job well before it).
-        transient = exc if isinstance(exc, Transient) else _timed_out(exc)
+        retry = exc if isinstance(exc, JobRetry) else _timed_out(exc)
         if final_attempt:
-            return _end(claim, JobEnd(Status.FAILED, transient.reason, transient.error), report)
+            return _end(claim, JobEnd(Status.FAILED, retry.reason, retry.error), report)
         try:
-            _hand_back(claim, transient.error, downloaded)
+            _hand_back(claim, retry.error, downloaded)
         except Superseded:
             return _superseded(claim)  # another execution decides, and retries if need be
         except DatabaseError:
@@ -154,8 +154,8 @@ def _reconnect() -> None:
     connection.close()
 
 
-def _timed_out(exc: BaseTimeoutException) -> Transient:
-    return Transient(
+def _timed_out(exc: BaseTimeoutException) -> JobRetry:
+    return JobRetry(
         "job_timeout",
         f"rq job timeout: {short(exc, 300)} (INGEST_JOB_TIMEOUT is {settings.INGEST_JOB_TIMEOUT}s)",
     )
@@ -211,13 +211,13 @@ def _steps(
     stored = classify(album, outcomes, report)
     storage_failures = [o for o in outcomes if isinstance(o, StorageFailure)]
     if storage_failures:
-        raise Transient("storage_error", f"storage error: {storage_failures[0].error}")
+        raise JobRetry("storage_error", f"storage error: {storage_failures[0].error}")
     transient = [o for o in outcomes if isinstance(o, Refusal) and o.transient]
     if not stored and transient and not final_attempt:
         # Not one image came through, some of them transiently: the site is down, not its
         # images, and a retry of the whole job in a while is what can help.
         first = album["images"][outcomes.index(transient[0])]["url"]
-        raise Transient(
+        raise JobRetry(
             "transient_error",
             f"all {len(outcomes)} images failed, {len(transient)} transiently, first {first}: "
             f"{transient[0].reason}",

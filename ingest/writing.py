@@ -15,7 +15,7 @@ from catalog import selectors, services
 from catalog.storage import stored_objects_hold
 from ingest import planning
 from ingest.downloads import StoredImage
-from ingest.errors import Transient
+from ingest.errors import JobRetry
 from ingest.hashing import AnalysedImage, band_probes, hamming
 from ingest.kinds import Kind
 from ingest.models import IngestJob
@@ -56,7 +56,7 @@ def write_album(
             for url, entry in list(downloaded.items()):
                 if entry["storage_key"] in missing:
                     del downloaded[url]  # to be downloaded and stored again
-            raise Transient(
+            raise JobRetry(
                 "storage_error",
                 f"{len(missing)} stored image(s) were deleted by gc_media before this job wrote "
                 f"its rows (first {missing[0]}); they must be stored again",
