@@ -30,6 +30,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from catalog.models import RecordImage, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.renditions import RenderError, render
 from catalog.storage import rendition_key, rendition_put
+from catalog.text import truncate
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +102,8 @@ def image_renditions_make(
         if not storage_has(storage, image.storage_key):
             missing = f"original missing in storage: {image.storage_key}"
             return "missing", _fail(image, missing, db_lock)
-        return _transient(image, f"reading the original: {_short(exc)}", final_attempt, db_lock)
+        why = truncate(f"{type(exc).__name__}: {exc}", 200)
+        return _transient(image, f"reading the original: {why}", final_attempt, db_lock)
     try:
         rendered = render(data, max_pixels=settings.INGEST_MAX_IMAGE_PIXELS)
     except RenderError as exc:
@@ -114,7 +116,8 @@ def image_renditions_make(
             rendition_put(key=key, data=rendition.data, storage=storage)
             renditions.append({"width": rendition.width, "height": rendition.height, "key": key})
     except Exception as exc:  # noqa: BLE001 - as above
-        return _transient(image, f"storing a rendition: {_short(exc)}", final_attempt, db_lock)
+        why = truncate(f"{type(exc).__name__}: {exc}", 200)
+        return _transient(image, f"storing a rendition: {why}", final_attempt, db_lock)
     # Only now, with every object in storage. sha1 is filled for legacy rows that had none
     # (their renditions' keys come from it).
     with db_lock:
@@ -231,8 +234,3 @@ def _fail(image: RecordImage, error: str, db_lock: AbstractContextManager) -> st
         )
     logger.warning("renditions of %s: %s", image, error)
     return error
-
-
-def _short(exc: Exception) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= 200 else text[:199] + "…"

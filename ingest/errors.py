@@ -1,5 +1,5 @@
-"""How an ingest job's errors are told apart, and how their text is cut for job rows and report
-issues (pure: no Django at run time)."""
+"""How an ingest job ends early: retried later (JobRetry) or ended with a status (JobEnd). Pure:
+no Django at run time."""
 
 from __future__ import annotations
 
@@ -30,9 +30,3 @@ class JobEnd(Exception):
         self.reason = reason
         self.error = error
         self.record = record
-
-
-def short(exc: BaseException, limit: int) -> str:
-    """``exc``'s message (its type's name when it has none), cut to ``limit`` characters."""
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -34,6 +34,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, InterfaceError, OperationalError, connections
 from rq.timeouts import BaseTimeoutException
 
+from catalog.text import truncate
 from ingest import downloads, joblog, planning, writing
 from ingest.downloads import (
     Outcome,
@@ -43,7 +44,7 @@ from ingest.downloads import (
     classify,
     earlier_downloads,
 )
-from ingest.errors import JobEnd, JobRetry, short
+from ingest.errors import JobEnd, JobRetry
 from ingest.kinds import KINDS, Kind, Record
 from ingest.lease import renewing
 from ingest.models import IngestJob
@@ -116,7 +117,7 @@ def _attempt(claim: Claim, *, final_attempt: bool) -> str:
         # The database went away (or deadlocked): retry like any transient error. Recording
         # that may fail too; then the row stays running, and the next attempt (rq's retry, or
         # reconcile's reclaim) takes it over.
-        error = f"database error: {short(exc, 300)}"
+        error = f"database error: {truncate(exc, 300)}"
         try:
             if final_attempt:
                 _reconnect()
@@ -129,7 +130,7 @@ def _attempt(claim: Claim, *, final_attempt: bool) -> str:
         # A bug, not the input: fail readably on the row (never retry a bug on a loop) and log
         # the traceback for us.
         logger.exception("ingest job %s failed unexpectedly", job_id)
-        error = f"internal error: {type(exc).__name__}: {short(exc, 300)}"
+        error = f"internal error: {type(exc).__name__}: {truncate(exc, 300)}"
         return _end(claim, JobEnd(Status.FAILED, "internal_error", error), report)
 
 
@@ -157,7 +158,8 @@ def _reconnect() -> None:
 def _timed_out(exc: BaseTimeoutException) -> JobRetry:
     return JobRetry(
         "job_timeout",
-        f"rq job timeout: {short(exc, 300)} (INGEST_JOB_TIMEOUT is {settings.INGEST_JOB_TIMEOUT}s)",
+        f"rq job timeout: {truncate(exc, 300)} "
+        f"(INGEST_JOB_TIMEOUT is {settings.INGEST_JOB_TIMEOUT}s)",
     )
 
 
