@@ -20,7 +20,7 @@ from ingest.hashing import AnalysedImage, band_probes, hamming
 from ingest.kinds import Kind
 from ingest.models import IngestJob
 from ingest.planning import Plan
-from ingest.report import Report, image_name
+from ingest.report import Report, sent_image_name
 from ingest.services import Claim, ingest_job_finish, ingest_job_lock_claimed
 
 Status = IngestJob.Status
@@ -106,7 +106,7 @@ def _new_images(
                 what = f"{kind.image_label} {existing_id}"
             else:
                 dup_of_position = earlier
-                what = f"{image_name(stored[earlier].index)} of this album"
+                what = f"{sent_image_name(stored[earlier].index)} of this album"
             report.image_duplicate(
                 index=item.index,
                 url=item.url,
@@ -201,7 +201,7 @@ def _attach_details(
                 index=item.index,
                 url=item.url,
                 reason="stored as a main image: its parent "
-                f"({image_name(item.album_image['parent'])}) was not stored as a main image",
+                f"({sent_image_name(item.album_image['parent'])}) was not stored as a main image",
             )
             attached.append(image)
             continue
