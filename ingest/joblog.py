@@ -1,9 +1,10 @@
 """Which ingest job a log line belongs to, how long its phases took, and its one summary line.
 
-The worker entry points (``ingest.tasks``, ``ingest.inline``) run a job inside ``run_logged``: it
-binds the ingest job id and rq job id for the job's log lines (config.logs stamps them on
-every record), collects the phase timings the pipeline reports through ``phase``, and ends
-with exactly one ``ingest job ended`` line: outcome, reason, record, counts, durations.
+The task entry points (``ingest.tasks``, run by rq or by the embedded mode's
+``ingest.thread_pool``) run a job inside ``run_logged``: it binds the ingest job id and rq job
+id for the job's log lines (config.logs stamps them on every record), collects the phase
+timings the pipeline reports through ``phase``, and ends with exactly one ``ingest job ended``
+line: outcome, reason, record, counts, durations.
 """
 
 import logging

@@ -16,7 +16,7 @@ from django_rq import get_queue
 from redis.exceptions import RedisError
 from rq import Retry
 
-from ingest import inline
+from ingest import thread_pool
 from ingest.models import IngestJob
 
 logger = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ def ingest_job_enqueue(*, job_id: int) -> bool:
         # Marked first: once submitted, the job's own writes start at once, and on SQLite two
         # writers contend for the one database lock.
         _mark_enqueued(job_id)
-        inline.submit(RUN_INGEST_JOB_IN_PROCESS, job_id, time.monotonic())
+        thread_pool.submit(RUN_INGEST_JOB_IN_PROCESS, job_id, time.monotonic())
         return True
     intervals = settings.INGEST_RETRY_INTERVALS
     try:
@@ -90,7 +90,7 @@ def renditions_enqueue(*, kind: str, record_id: int) -> bool:
     if not settings.RENDITIONS_AT_INGEST:
         return False
     if not settings.REDIS_URL:
-        inline.submit(RUN_RENDITIONS, kind, record_id)
+        thread_pool.submit(RUN_RENDITIONS, kind, record_id)
         return True
     intervals = settings.INGEST_RETRY_INTERVALS
     try:

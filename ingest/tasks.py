@@ -1,6 +1,6 @@
 """Task entry points: thin, ids only (the job row holds everything else). rq's workers run
-them, and so does the embedded mode's background thread (ingest.inline); ingest.queueing names
-them by dotted path."""
+them, and so does the embedded mode's background thread (ingest.thread_pool); ingest.queueing
+names them by dotted path."""
 
 import logging
 import time

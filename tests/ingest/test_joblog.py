@@ -8,7 +8,7 @@ import pytest
 from rq import SimpleWorker
 
 from config.logs import ContextFilter
-from ingest import inline, joblog
+from ingest import joblog, thread_pool
 from ingest.queueing import rq_job_id
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
@@ -96,12 +96,12 @@ def test_an_rq_job_ends_with_one_summary_line_carrying_both_ids(rq_queue, image_
 def test_a_skipped_job_says_why_and_never_downloaded(image_server, json_lines):
     url = image_server.add("/1.jpg", jpeg("coffee", size=256))
     first = accept([url])
-    inline.wait_idle()
+    thread_pool.wait_idle()
     again = ingest_job_accept(
         webhook_id=f"msg_{uuid.uuid4().hex}",
         album=album_validate({**first.payload, "source_url": first.payload["source_url"]}),
     )
-    inline.wait_idle()
+    thread_pool.wait_idle()
 
     lines = ended(json_lines())
     assert [line["ingest_job_id"] for line in lines] == [first.pk, again.pk]

@@ -35,7 +35,7 @@ def submit(task: str, *args: Any) -> Future:
     global _executor
     with _lock:
         if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-inline")
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-thread-pool")
         future = _executor.submit(_run, task, args)
         _pending.add(future)
     future.add_done_callback(_pending.discard)
