@@ -1,6 +1,6 @@
-"""Real rq workers against the real Redis: a job enqueued by the endpoint's path runs end to
-end, transient errors are retried by rq, a worker killed mid-job is reclaimed, and a dropped
-database connection is survived. Rows must be committed for a worker to see them, hence
+"""ingest.tasks on real rq workers against the real Redis: a job enqueued by the endpoint's path
+runs end to end, transient errors are retried by rq, a worker killed mid-job is reclaimed, and a
+dropped database connection is survived. Rows must be committed for a worker to see them, hence
 transactional tests."""
 
 import os
