@@ -1,5 +1,9 @@
 # The README's words. `make run` and `make test` are the two set-up commands.
-.PHONY: run test test-fast lint worker scheduler bench constraints
+.PHONY: help run test test-fast lint hooks worker scheduler bench constraints
+.DEFAULT_GOAL := help
+
+help:  ## list these targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 run:  ## install and start the embedded system (SQLite, local media, in-process jobs)
 	scripts/run.sh
@@ -25,6 +29,10 @@ bench:  ## every script in bench/ (BENCH_DATABASE_URL: the PostgreSQL server the
 	scripts/bootstrap.sh requirements-dev.txt
 	scripts/services.sh
 	for script in bench/*.py; do echo "== $$script"; .venv/bin/python $$script || exit 1; done
+
+hooks:  ## install the git hooks of .pre-commit-config.yaml (ruff, mypy, commit subject)
+	scripts/bootstrap.sh requirements-dev.txt
+	.venv/bin/pre-commit install
 
 constraints:  ## re-pin every indirect dependency: a fresh venv, requirements-dev.txt, pip freeze
 	scripts/bootstrap.sh requirements-dev.txt
