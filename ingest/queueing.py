@@ -21,10 +21,10 @@ from ingest.models import IngestJob
 
 logger = logging.getLogger(__name__)
 
-# The tasks (ingest.tasks), by the path rq records in each job (Job.func_name).
+# The tasks, by the path rq records in each job (Job.func_name).
 RUN_INGEST_JOB = "ingest.tasks.run_ingest_job"
 RUN_INGEST_JOB_IN_PROCESS = "ingest.tasks.run_ingest_job_in_process"
-RUN_RENDITIONS = "ingest.tasks.run_renditions"
+RUN_RENDITIONS = "catalog.tasks.run_renditions"
 
 
 def rq_job_id(job_id: int) -> str:

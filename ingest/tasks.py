@@ -13,7 +13,7 @@ from django.utils import timezone
 from rq import get_current_job
 
 from catalog import selectors
-from catalog.services import record_renditions_make
+from catalog import tasks as catalog_tasks
 from ingest import joblog, pipeline
 from ingest.maintenance import ingest_jobs_reconcile, media_gc, webhook_ids_purge
 from ingest.queueing import renditions_enqueue
@@ -59,25 +59,9 @@ def run_ingest_job_in_process(job_id: int, submitted: float) -> str:
     )
 
 
-def run_renditions(kind: str, record_id: int) -> str:
-    """Make the renditions of one album's images (the follow-up of its ingest job), on an rq
-    worker or the embedded mode's background thread (every run its last attempt).
-
-    A storage error raises while rq has retries left (catalog.services.renditions.Transient),
-    so rq retries with backoff; the images already done are skipped then. On the last attempt
-    the images still failing are marked failed, and the album is shown with their originals.
-    """
-    close_old_connections()
-    try:
-        rq_job = get_current_job()
-        final_attempt = rq_job is None or not rq_job.retries_left
-        tally = record_renditions_make(kind=kind, record_id=record_id, final_attempt=final_attempt)
-        return (
-            f"done {tally.done}, skipped {tally.skipped}, original missing {tally.missing}, "
-            f"failed {tally.failed}"
-        )
-    finally:
-        connections.close_all()
+# rq jobs enqueued before the renditions task moved to catalog.tasks name this path; they
+# still run.
+run_renditions = catalog_tasks.run_renditions
 
 
 # --- Maintenance (the `maintenance` queue; config/cron.py schedules them) -----------------------

@@ -5,7 +5,7 @@ write the image row.
 The row is written only after every rendition in it is in storage, in one UPDATE of that row,
 so a record never points at a rendition that does not exist; and the row's other fields
 (review, curation) are never touched. Used by the follow-up rq job of each ingested album
-(ingest.tasks.run_renditions) and by `manage.py renditions` (the backfill).
+(catalog.tasks.run_renditions) and by `manage.py renditions` (the backfill).
 
 Errors are sorted like the ingest pipeline's: a storage error is transient (:class:`Transient`
 is raised while attempts remain; on the last one the image is marked failed with the error); an
