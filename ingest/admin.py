@@ -16,7 +16,7 @@ from django.utils.timesince import timesince
 from catalog.models import MediaChange, PublicObject
 from catalog.visibility import keys_sync, media_changes_process
 from ingest.models import IngestJob
-from ingest.report import COUNT_NAMES, image_name
+from ingest.report import COUNT_NAMES, sent_image_name
 from ingest.services import JobStateError, ingest_job_retry
 
 
@@ -194,8 +194,8 @@ class IngestJobAdmin(admin.ModelAdmin):
 
 
 def _issue_image(index) -> str:
-    # The image's number in the album, as the record page and the report's reasons name it.
-    return image_name(index) if isinstance(index, int) else str(index or "")
+    # As the crawler sent it and the report's reasons name it: images[5] (docs/crawlers.md).
+    return sent_image_name(index) if isinstance(index, int) else str(index or "")
 
 
 # --- Visibility: what the jobs that move bytes and purge the edge have not finished ------------

@@ -13,7 +13,7 @@ from django.db import transaction
 
 from catalog import edge
 from catalog.visibility import media_changes_process
-from ingest import inline
+from ingest import thread_pool
 from publicapi import tags as public_tags
 from review.services import record_approve, record_unpublish
 from tests.edge_support import AppServer, FailingProxy, Varnish
@@ -96,7 +96,7 @@ def through(cache: Varnish, path: str) -> tuple[int, str, dict]:
 def approved(**kwargs):
     record = album(status="pending", **kwargs)
     record_approve(record=record, actor=curator())
-    assert inline.wait_idle(timeout=60)  # the visibility job, run in-process after commit
+    assert thread_pool.wait_idle(timeout=60)  # the visibility job, run in-process after commit
     return record
 
 
@@ -118,7 +118,7 @@ def test_a_withdrawal_purges_every_page_and_image_that_showed_the_album(varnish)
 
     with transaction.atomic():
         record_unpublish(record=a, actor=curator(), reason="the photographer's request")
-    assert inline.wait_idle(timeout=60)
+    assert thread_pool.wait_idle(timeout=60)
 
     # Gone from the edge: its detail, every list that showed it, its own images...
     assert through(varnish, f"/api/v1/runways/{a.pk}/")[0] == 404
@@ -145,7 +145,7 @@ def test_without_the_purge_varnish_keeps_serving_the_withdrawn_album(varnish, se
 
     with transaction.atomic():
         record_unpublish(record=a, actor=curator(), reason="embargo")
-    assert inline.wait_idle(timeout=60)
+    assert thread_pool.wait_idle(timeout=60)
 
     assert through(varnish, f"/api/v1/runways/{a.pk}/")[:2] == (200, "hit")
 
@@ -161,7 +161,7 @@ def test_a_purge_the_cache_did_not_confirm_is_kept_and_retried(varnish, settings
         settings.MEDIA_PUBLIC_COPIES = False
         with transaction.atomic():
             record_unpublish(record=a, actor=curator(), reason="embargo")
-        assert inline.wait_idle(timeout=60)
+        assert thread_pool.wait_idle(timeout=60)
         from catalog.models import MediaChange
 
         change = MediaChange.objects.get()

@@ -17,7 +17,7 @@ from rq import SimpleWorker
 from catalog.models import MediaChange, PublicObject
 from catalog.visibility import media_changes_process, media_sweep
 from config.metrics import ArchiveCollector
-from ingest.services import VISIBILITY_JOB_ID
+from ingest.queueing import VISIBILITY_JOB_ID
 from publicapi.models import PublicRunway
 from review.services import record_approve, record_unpublish
 from tests.edge_support import FailingProxy
