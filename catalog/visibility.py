@@ -504,8 +504,20 @@ def media_changes_process(
         return run
     run.changes = len(changes)
 
-    # Bytes first, once per record whatever the number of its changes.
+    # A record no longer public left the API with its write: its pages go from the edge at
+    # once, before its bytes move (the takedown the public must stop seeing first). A record
+    # the public will see only once its bytes are, after them (below).
     records = sorted({(c.kind, c.record_id) for c in changes if c.record_id and not c.bytes_done})
+    early = _withdrawn_now(records)
+    early_tags = sorted({t for c in changes if (c.kind, c.record_id) in early for t in c.tags})
+    if early_tags:
+        try:
+            edge.edge_purge(tags=early_tags, urls=[])
+        except edge.PurgeError as exc:
+            logger.warning("edge purge failed (tried again after the bytes): %s", exc)
+            early = set()
+
+    # Bytes, once per record whatever the number of its changes.
     urls: dict[tuple[str, int], list[str]] = {}
     errors: dict[tuple[str, int], str] = {}
     for kind, record_id in records:
@@ -532,7 +544,8 @@ def media_changes_process(
     # at its commit, whatever happened to its bytes) and the images that moved.
     try:
         edge.edge_purge(
-            tags=[tag for c in changes for tag in c.tags], urls=[u for c in changes for u in c.urls]
+            tags=[tag for c in changes if (c.kind, c.record_id) not in early for tag in c.tags],
+            urls=[u for c in changes for u in c.urls],
         )
     except edge.PurgeError as exc:
         run.purge_error = str(exc)[:_ERROR_MAX]
@@ -543,6 +556,19 @@ def media_changes_process(
         return run
     MediaChange.objects.filter(pk__in=[c.pk for c in changes if c.bytes_done]).delete()
     return run
+
+
+def _withdrawn_now(records: list[tuple[str, int]]) -> set[tuple[str, int]]:
+    """Those of ``records`` that are not public now (one query per kind)."""
+    found: set[tuple[str, int]] = set()
+    for kind, (record_model, _, _) in KINDS.items():
+        ids = [record_id for k, record_id in records if k == kind]
+        if ids:
+            hidden = record_model.objects.filter(pk__in=ids).exclude(
+                status=PUBLISHED, deleted_at__isnull=True
+            )
+            found.update((kind, pk) for pk in hidden.values_list("pk", flat=True))
+    return found
 
 
 # --- The sweep -----------------------------------------------------------------------------
