@@ -1,6 +1,8 @@
 """Image URLs (publicapi.serializers.urls): what the storage itself gives for every key,
 without asking it for each one."""
 
+import re
+
 import pytest
 from django.core.files.storage import storages
 from hypothesis import given
@@ -65,10 +67,16 @@ STORAGE_CASES = {
 }
 
 
+# A signed URL carries the second it was signed at, and a signature over it: two signed a
+# second apart differ there and only there.
+_SIGNING = re.compile(r"(X-Amz-Date|X-Amz-Signature|Expires|Signature)=[^&]*")
+
+
 def outcome(url, key):
-    """The URL, or the kind of error (a bucket refuses an empty key)."""
+    """The URL (its signing time and signature masked), or the kind of error (a bucket refuses
+    an empty key)."""
     try:
-        return url(key)
+        return _SIGNING.sub(r"\1=…", url(key))
     except Exception as exc:  # noqa: BLE001 - compared, not handled
         return type(exc)
 
@@ -87,7 +95,7 @@ def test_image_urls_are_what_the_storage_gives(settings, case):
 
     same()
     plain = "renditions/0f1e/400.webp"
-    assert public.storage_url(plain) == storages["public"].url(plain)
+    assert outcome(public.storage_url, plain) == outcome(storages["public"].url, plain)
 
 
 def test_a_changed_media_url_is_seen_at_once(settings):
