@@ -25,7 +25,7 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[:
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.apps.ArchiveAdminConfig",  # django.contrib.admin, with the archive's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

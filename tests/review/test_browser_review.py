@@ -355,6 +355,48 @@ def test_street_keys_attach_and_detach(live_server, browser_page):
     assert StreetSnap.objects.get(pk=snap.pk).status == "pending"
 
 
+def test_unsaved_edits_are_kept_unless_the_editor_leaves_them_in_the_pages_dialog(
+    live_server, browser_page
+):
+    page = browser_page
+    log_in(page, live_server, "anna")
+    first = runway_with_looks(2, brand=BrandFactory(name="Acme"), title="Edited")
+    runway_with_looks(2, brand=BrandFactory(name="Other"), title="Next one")
+    page.goto(live_server.url + change_url(first))
+    page.locator("#id_title").fill("Edited, not saved")
+    page.keyboard.press("Escape")  # out of the field
+
+    # s would leave the page: the page's own dialog asks first; "Stay" keeps the edit
+    page.keyboard.press("s")
+    dialog = page.locator("#review-confirm")
+    expect(dialog).to_contain_text("You have unsaved changes to the fields above.")
+    dialog.get_by_role("button", name="Stay on this page").click()
+    expect(dialog).to_be_hidden()
+    expect(page.locator("#id_title")).to_have_value("Edited, not saved")
+
+    # and "Leave without saving" goes on to the next album, the edit dropped
+    page.keyboard.press("s")
+    dialog.get_by_role("button", name="Leave without saving").click()
+    expect(page.locator("#id_title")).to_have_value("Next one")
+    assert Runway.objects.get(pk=first.pk).title == "Edited"
+
+
+def test_a_tiles_delete_names_the_image_by_its_data_not_its_text(live_server, browser_page):
+    page = browser_page
+    log_in(page, live_server, "anna")
+    runway = runway_with_looks(2, brand=BrandFactory(name="Acme"), title="Ids")
+    second = runway.images.order_by("sort_order")[1]
+    page.goto(live_server.url + change_url(runway))
+    # The tile's visible text no longer names its id: the question still does
+    page.locator(f"#image-{second.pk} .review-tile-meta").evaluate("meta => meta.textContent = ''")
+
+    page.locator(f"#image-{second.pk}").get_by_role("button", name="Delete").click()
+
+    expect(page.locator("#review-confirm")).to_contain_text(
+        f"Delete image 2 (id {second.pk}) from this album?"
+    )
+
+
 def test_review_duplicates_from_the_keyboard(live_server, browser_page):
     page = browser_page
     log_in(page, live_server, "anna")
