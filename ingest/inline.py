@@ -82,7 +82,7 @@ def _run(job_id: int, submitted: float) -> str:
 
 
 def _run_renditions(kind: str, record_id: int) -> str:
-    from catalog.rendering import record_renditions_make
+    from catalog.services import record_renditions_make
 
     try:
         tally = record_renditions_make(kind=kind, record_id=record_id, final_attempt=True)

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 from django.db import close_old_connections, connections
 from rq import get_current_job
 
-from catalog import rendering
+from catalog import selectors
+from catalog.services import record_renditions_make
 from ingest import joblog, pipeline
 from ingest.maintenance import ingest_jobs_reconcile, media_gc, webhook_ids_purge
 
@@ -42,17 +43,15 @@ def run_ingest_job(job_id: int) -> str:
 def run_renditions(kind: str, record_id: int) -> str:
     """Make the renditions of one album's images (the follow-up of its ingest job).
 
-    A storage error raises while rq has retries left (rendering.Transient), so rq retries
-    with backoff; the images already done are skipped then. On the last attempt the images
-    still failing are marked failed, and the album is shown with their originals.
+    A storage error raises while rq has retries left (catalog.services.renditions.Transient),
+    so rq retries with backoff; the images already done are skipped then. On the last attempt
+    the images still failing are marked failed, and the album is shown with their originals.
     """
     close_old_connections()
     try:
         rq_job = get_current_job()
         final_attempt = rq_job is None or not rq_job.retries_left
-        tally = rendering.record_renditions_make(
-            kind=kind, record_id=record_id, final_attempt=final_attempt
-        )
+        tally = record_renditions_make(kind=kind, record_id=record_id, final_attempt=final_attempt)
         return (
             f"done {tally.done}, skipped {tally.skipped}, original missing {tally.missing}, "
             f"failed {tally.failed}"
@@ -156,7 +155,7 @@ def renditions_catch_up() -> str:
         redis.zremrangebyscore(key, "-inf", now - remember)
         # redis-py types a reply as any reply type; without decode_responses members are bytes.
         recent = {_album(member) for member in redis.zrange(key, 0, -1)}  # type: ignore[arg-type]
-        albums = rendering.records_without_renditions(
+        albums = selectors.records_without_renditions(
             limit=RENDITIONS_CATCH_UP_ALBUMS,
             stored_before=timezone.now() - timedelta(seconds=grace),
             exclude=recent,

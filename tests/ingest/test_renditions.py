@@ -10,9 +10,9 @@ import boto3
 import pytest
 from rq import SimpleWorker
 
-from catalog import rendering
 from catalog.models import Runway, RunwayImage
-from catalog.rendering import record_renditions_make
+from catalog.services import renditions
+from catalog.services.renditions import record_renditions_make
 from ingest import inline
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
@@ -65,7 +65,7 @@ def test_a_failing_rendition_step_is_retried_and_leaves_the_record_and_job_alone
 ):
     # Given storage that fails the first two rendition puts (rq retries at once: interval 0)
     settings.INGEST_RETRY_INTERVALS = [0, 0]
-    real_put = rendering.rendition_put
+    real_put = renditions.rendition_put
     failures = {"left": 2}
 
     def flaky_put(**kwargs):
@@ -74,7 +74,7 @@ def test_a_failing_rendition_step_is_retried_and_leaves_the_record_and_job_alone
             raise OSError("storage unavailable")
         real_put(**kwargs)
 
-    monkeypatch.setattr(rendering, "rendition_put", flaky_put)
+    monkeypatch.setattr(renditions, "rendition_put", flaky_put)
     job = accept(photos(image_server))
 
     burst(rq_queue)
@@ -96,7 +96,7 @@ def test_after_the_last_attempt_the_images_have_no_renditions_and_say_why(
     def down(**kwargs):
         raise OSError("storage unavailable")
 
-    monkeypatch.setattr(rendering, "rendition_put", down)
+    monkeypatch.setattr(renditions, "rendition_put", down)
     job = accept(photos(image_server, n=2))
 
     burst(rq_queue)

@@ -13,7 +13,7 @@ from rq.job import Job
 
 from catalog.models import RunwayImage
 from ingest import tasks
-from tests.catalog.test_rendering import stored_image
+from tests.catalog.services.test_renditions import stored_image
 from tests.factories import RunwayFactory, StreetSnapFactory, StreetSnapImageFactory
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
