@@ -21,6 +21,12 @@ from review.admin.display import (
 def cover_thumbnail(obj: Record) -> str:
     if obj.cover is None:
         return format_html('<span class="review-nocover">{}</span>', "no cover")
+    if not thumbnail_url(obj.cover):  # no rendition yet: never the original, which is large
+        return format_html(
+            '<span class="review-list-thumb review-placeholder" title="{}">{}</span>',
+            rendition_note(obj.cover),
+            "no thumbnail yet",
+        )
     if thumbnail_is_original(obj.cover):
         return format_html(
             '<img src="{}" alt="cover" class="review-list-thumb" loading="lazy" '

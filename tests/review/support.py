@@ -9,10 +9,11 @@ from types import SimpleNamespace
 
 import skimage.data
 from django.apps import apps as django_apps
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import connection
+from django.test import Client
 from PIL import Image
 
 from catalog.services import NewImage, RunwayContent
@@ -218,3 +219,15 @@ def form_data(response, form_id: str, **overrides) -> dict:
             page_forms(response)[form_id].items()}  # fmt: skip
     data.update(overrides)
     return data
+
+
+def log_in(page, live_server, username: str) -> None:
+    """The editor's session in the browser (the login form is the one
+    tests/scenarios/test_editor_in_browser.py fills in)."""
+    user = User.objects.create_user(username, password=f"{username}-pw", is_staff=True)
+    user.groups.add(editors_group())
+    client = Client()
+    client.force_login(user)
+    page.context.add_cookies(
+        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+    )

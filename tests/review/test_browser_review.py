@@ -15,10 +15,8 @@ import statistics
 from urllib.parse import urlencode
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
-from django.test import Client
 from django.urls import reverse
 from PIL import Image
 from playwright.sync_api import expect
@@ -26,7 +24,7 @@ from playwright.sync_api import expect
 from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
 from review.models import ReviewEvent
 from tests.factories import BrandFactory, RunwayFactory, StreetSnapFactory
-from tests.review.support import PHOTOS, editors_group, photo_bytes
+from tests.review.support import PHOTOS, log_in, photo_bytes
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -58,6 +56,8 @@ def runway_with_looks(looks: int, *, shots: int = 1, **fields) -> Runway:
             width=300,
             height=320,
             byte_size=len(data),
+            # Made, and none 400 wide: the tile shows the small photo as it is.
+            rendition_status="done",
         )
         for n in range(looks * shots)
     )
@@ -80,6 +80,7 @@ def street_album(count: int, **fields) -> StreetSnap:
                 width=300,
                 height=320,
                 byte_size=len(data),
+                rendition_status="done",
             )
         )
     mains = StreetSnapImage.objects.bulk_create(images[0::2])
@@ -89,18 +90,6 @@ def street_album(count: int, **fields) -> StreetSnap:
     snap.cover, snap.image_count = mains[0], count
     snap.save()
     return snap
-
-
-def log_in(page, live_server, username: str) -> None:
-    """The editor's session in the browser (the login form is the one
-    tests/scenarios/test_editor_in_browser.py fills in)."""
-    user = User.objects.create_user(username, password=f"{username}-pw", is_staff=True)
-    user.groups.add(editors_group())
-    client = Client()
-    client.force_login(user)
-    page.context.add_cookies(
-        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
-    )
 
 
 class Counter:

@@ -13,7 +13,13 @@ from django.http import QueryDict
 from django.template.response import TemplateResponse
 
 from catalog.models import Record, RecordImage
-from review.admin.display import admin_url, hamming_distance, original_url
+from review.admin.display import (
+    admin_url,
+    hamming_distance,
+    original_url,
+    preview_url,
+    rendition_note,
+)
 from review.admin.queue import back_to_page, change_url, with_queue
 from review.conflicts import loaded_token
 from review.naming import image_name
@@ -84,7 +90,10 @@ def compare_side(modeladmin, obj: Record, image: RecordImage, can_curate: bool) 
     return {
         "image": image,
         "name": image_name(image),
-        "url": original_url(image),
+        # The 1200 px rendition, the original a link away: a page never loads originals.
+        "url": preview_url(image),
+        "original_url": original_url(image),
+        "rendition_note": rendition_note(image),
         "album": record,
         "here": here,
         "album_url": ""

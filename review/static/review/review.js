@@ -235,16 +235,22 @@
       }
     });
 
+    // The full-size view shows the 1200 px rendition; the original is a link away.
     const lightbox = makeDialog("review-lightbox",
       '<form method="dialog"><img alt=""><p class="review-lightbox-caption"></p>' +
+      '<p><a class="review-lightbox-original" target="_blank"></a></p>' +
       '<button class="review-lightbox-close"></button></form>');
     lightbox.querySelector(".review-lightbox-close").textContent = gettext("Close (Esc)");
+    lightbox.querySelector(".review-lightbox-original").textContent = gettext("Open the original");
     function openFull(tile) {
       const number = tile.dataset.number;
       const image = lightbox.querySelector("img");
-      image.src = tile.querySelector("a").href;
+      image.hidden = !tile.dataset.preview;
+      image.src = tile.dataset.preview || "";
       image.alt = interpolate(gettext("image %s full size"), [number]);
-      lightbox.querySelector(".review-lightbox-caption").textContent = interpolate(gettext("Image %s"), [number]);
+      const caption = tile.dataset.preview ? gettext("Image %s") : gettext("Image %s: no rendition yet");
+      lightbox.querySelector(".review-lightbox-caption").textContent = interpolate(caption, [number]);
+      lightbox.querySelector(".review-lightbox-original").href = tile.querySelector("a").href;
       lightbox.showModal();
     }
 
