@@ -73,6 +73,21 @@ def duplicates_column(obj: Record) -> str:
     return format_html('<span class="review-dup-count">{}</span>', obj.duplicate_count)  # type: ignore[attr-defined]
 
 
+@admin.display(description="repeats")
+def repeats_column(obj: Record) -> str:
+    """The album this one repeats most (RecordChangeList reads them for the page)."""
+    repeat = getattr(obj, "repeat", None)
+    if repeat is None:
+        return "–"
+    return format_html(
+        '<span class="review-repeat-badge">{} of {} repeat “{}”</span> ({})',
+        repeat.count,
+        repeat.total,
+        repeat.record,
+        repeat.record.get_status_display().lower(),
+    )
+
+
 @admin.display(description="received", ordering="created_at")
 def received_column(obj: Record) -> str:
     return format_html(

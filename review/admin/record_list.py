@@ -10,6 +10,7 @@ from django.db.models import Count, Q
 
 from catalog.models import Record
 from review.admin.filters import STATUS_TABS, Status, StatusFilter, status_tab
+from review.selectors import records_repeats
 
 STATUS_PARAMETER = StatusFilter.parameter_name
 # Query keys that only pick the tab, order, page or facets: the list is not narrowed by them.
@@ -49,6 +50,10 @@ class RecordChangeList(ChangeList):
             self.root_queryset.count() if narrowed else self.status_counts["all"]
         )
         self.show_admin_actions = bool(self.full_result_count)
+        # The album each row repeats most, for the repeats column (two queries a page).
+        repeats = records_repeats(records=list(self.result_list))
+        for record in self.result_list:
+            record.repeat = repeats.get(record.pk, [None])[0]
 
 
 class QueueChangeList(RecordChangeList):

@@ -16,6 +16,7 @@ from django.db import connection
 from django.test import Client
 from PIL import Image
 
+from catalog.models import Runway, RunwayImage
 from catalog.services import NewImage, RunwayContent
 from tests.factories import (
     RunwayFactory,
@@ -231,3 +232,43 @@ def log_in(page, live_server, username: str) -> None:
     page.context.add_cookies(
         [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
     )
+
+
+# --- Albums for the browser tests (tests/review/test_browser_*.py) --------------------------
+
+
+def store(key: str, data: bytes) -> str:
+    if not default_storage.exists(key):
+        default_storage.save(key, ContentFile(data))
+    return key
+
+
+def distinct_photo(n: int) -> bytes:
+    """A photograph of its own for image n (a sample, shifted by n pixels): every tile of a
+    big album is another file, as in a real album, so the browser cannot reuse one."""
+    base = Image.open(io.BytesIO(photo_bytes(PHOTOS[n % len(PHOTOS)])))
+    shifted = base.crop((n % 37, 0, base.width, base.height))
+    out = io.BytesIO()
+    shifted.save(out, format="JPEG", quality=80)
+    return out.getvalue()
+
+
+def runway_with_looks(looks: int, *, shots: int = 1, **fields) -> Runway:
+    runway = RunwayFactory(**fields)
+    images = RunwayImage.objects.bulk_create(
+        RunwayImage(
+            runway=runway,
+            sort_order=n,
+            look_index=n // shots + 1,
+            storage_key=store(f"images/look/{runway.pk}-{n}.jpg", data := distinct_photo(n)),
+            width=300,
+            height=320,
+            byte_size=len(data),
+            # Made, and none 400 wide: the tile shows the small photo as it is.
+            rendition_status="done",
+        )
+        for n in range(looks * shots)
+    )
+    runway.cover, runway.image_count = images[0], len(images)
+    runway.save()
+    return runway

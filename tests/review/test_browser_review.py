@@ -9,61 +9,20 @@ shared), only counts and what the page and the database hold."""
 
 from __future__ import annotations
 
-import io
 import json
 import statistics
 from urllib.parse import urlencode
 
 import pytest
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.urls import reverse
-from PIL import Image
 from playwright.sync_api import expect
 
 from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
 from review.models import ReviewEvent
-from tests.factories import BrandFactory, RunwayFactory, StreetSnapFactory
-from tests.review.support import PHOTOS, log_in, photo_bytes
+from tests.factories import BrandFactory, StreetSnapFactory
+from tests.review.support import distinct_photo, log_in, runway_with_looks, store
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-
-def store(key: str, data: bytes) -> str:
-    if not default_storage.exists(key):
-        default_storage.save(key, ContentFile(data))
-    return key
-
-
-def distinct_photo(n: int) -> bytes:
-    """A photograph of its own for image n (a sample, shifted by n pixels): every tile of a
-    big album is another file, as in a real album, so the browser cannot reuse one."""
-    base = Image.open(io.BytesIO(photo_bytes(PHOTOS[n % len(PHOTOS)])))
-    shifted = base.crop((n % 37, 0, base.width, base.height))
-    out = io.BytesIO()
-    shifted.save(out, format="JPEG", quality=80)
-    return out.getvalue()
-
-
-def runway_with_looks(looks: int, *, shots: int = 1, **fields) -> Runway:
-    runway = RunwayFactory(**fields)
-    images = RunwayImage.objects.bulk_create(
-        RunwayImage(
-            runway=runway,
-            sort_order=n,
-            look_index=n // shots + 1,
-            storage_key=store(f"images/look/{runway.pk}-{n}.jpg", data := distinct_photo(n)),
-            width=300,
-            height=320,
-            byte_size=len(data),
-            # Made, and none 400 wide: the tile shows the small photo as it is.
-            rendition_status="done",
-        )
-        for n in range(looks * shots)
-    )
-    runway.cover, runway.image_count = images[0], len(images)
-    runway.save()
-    return runway
 
 
 def street_album(count: int, **fields) -> StreetSnap:

@@ -13,6 +13,12 @@
   const TYPING = "textarea, select, [contenteditable=''], [contenteditable=true], input:not([type=checkbox]):not([type=radio]):not([type=button]):not([type=submit]):not([type=reset])";
   const CLAIM_PING_MS = 60 * 1000;
 
+  // Single-key shortcuts (a letter, "?") can be turned off (WCAG 2.1.4), from the keys list;
+  // the choice is the browser's, kept across pages. Arrows, Enter, Escape and Ctrl+S stay.
+  const SINGLE_KEYS = "review.singleKeys";
+  const singleKeysOn = () => window.localStorage.getItem(SINGLE_KEYS) !== "off";
+  const isSingleKey = (event) => event.key.length === 1;
+
   const typing = (target) => Boolean(target?.closest?.(TYPING));
   const dialogOpen = () => Boolean(document.querySelector("dialog[open]"));
 
@@ -153,8 +159,8 @@
     }
     tiles().forEach(adopt);
 
-    function focusTile(tile) {
-      for (const other of tiles()) {
+    function focusTile(tile, { scroll = true } = {}) {
+      for (const other of document.querySelectorAll("#images .review-tile[aria-current]")) {
         other.removeAttribute("aria-current");
         other.classList.remove("is-focused");
       }
@@ -163,8 +169,8 @@
       tile.setAttribute("aria-current", "true");
       tile.classList.add("is-focused");
       focusedId = tile.id;
-      tile.focus({ preventScroll: true });
-      tile.scrollIntoView({ block: "nearest" });
+      if (!tile.contains(document.activeElement)) { tile.focus({ preventScroll: true }); }
+      if (scroll) { tile.scrollIntoView({ block: "nearest" }); }
     }
 
     const focused = () => (focusedId ? document.getElementById(focusedId) : null);
@@ -255,6 +261,28 @@
     }
 
     const keys = makeDialog("review-keys", document.getElementById("review-keys-template").innerHTML);
+    const toggle = keys.querySelector("#review-single-keys");
+    if (toggle) {
+      toggle.checked = singleKeysOn();
+      toggle.addEventListener("change", () => {
+        window.localStorage.setItem(SINGLE_KEYS, toggle.checked ? "on" : "off");
+      });
+    }
+    // The grid's "Keys" button opens the list too (with single keys off, "?" does not).
+    document.addEventListener("click", (event) => {
+      if (event.target.closest?.("[data-review-keys]")) { keys.showModal(); }
+    });
+
+    // Tab reaches every tile: the tile Tab lands on is the one the keys act on.
+    document.addEventListener("focusin", (event) => {
+      const tile = event.target.closest?.("#images .review-tile");
+      if (tile && tile.id !== focusedId) { focusTile(tile, { scroll: false }); }
+    });
+
+    // Back from the compare view (its "Back", or after deleting there): the page opens on
+    // the image the editor was on (the URL's #image-N), focused for the keys.
+    const arrived = window.location.hash.startsWith("#image-") && document.getElementById(window.location.hash.slice(1));
+    if (arrived?.classList.contains("review-tile")) { focusTile(arrived); }
 
     function press(selector) {
       const button = document.querySelector(selector);
@@ -283,6 +311,7 @@
         if (event.key === "Escape") { event.target.blur(); }  // out of the field: keys again
         return;
       }
+      if (isSingleKey(event) && !singleKeysOn()) { return; }
       const key = event.key;
       if (key === "ArrowRight" || key === "ArrowLeft") {
         event.preventDefault();
@@ -300,6 +329,10 @@
       } else if (["a", "r", "s"].includes(key)) {
         event.preventDefault();
         press(`.submit-row [data-key='${key}']`);
+      } else if (key === "u" || key === "m") {
+        // The repeated album's decisions (the banner at the top of the page).
+        event.preventDefault();
+        press(`#review-repeat [data-key='${key}']`);
       } else if (key === "?") {
         event.preventDefault();
         keys.showModal();
@@ -336,6 +369,7 @@
     if (!document.querySelector("[data-review-compare]")) { return; }
     document.addEventListener("keydown", (event) => {
       if (event.ctrlKey || event.metaKey || event.altKey || dialogOpen() || typing(event.target)) { return; }
+      if (isSingleKey(event) && !singleKeysOn()) { return; }
       const target = document.querySelector(`[data-review-compare] [data-key='${event.key}']`);
       if (target) { event.preventDefault(); target.click(); }
     });

@@ -69,7 +69,7 @@ class TestPagesRender:
 
         many = count_queries(editor_client, url(model, "changelist"))
         assert few == many
-        assert many <= 12
+        assert many <= 13  # one of them: which albums the rows repeat (records_repeats)
 
     @pytest.mark.parametrize("make", KINDS)
     def test_the_record_page_shows_every_live_image(self, make, editor_client):
