@@ -138,9 +138,13 @@ def browser_page(monkeypatch):
         # confirm() or alert(): one appearing is a failure of the test.
         native: list[str] = []
         page.on("dialog", lambda dialog: (native.append(dialog.message), dialog.dismiss()))
+        # A script error on a page is a failure too, whatever the test looked at.
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
         try:
             yield page
             assert native == [], f"the page opened the browser's own dialog: {native}"
+            assert errors == [], f"a script of the page failed: {errors}"
         finally:
             browser.close()
             # Django keeps connections per execution context (asgiref Local), and Playwright's

@@ -23,6 +23,7 @@ from review.admin import columns, record_page
 from review.admin.filters import (
     STATUS_RANK,
     HasDuplicatesFilter,
+    NamedValuesFilter,
     RelatedOnlyListFilter,
     Status,
     StatusFilter,
@@ -345,7 +346,7 @@ class RunwayAdmin(RecordAdmin):
         "season_code",
         "year",
         "collection_type",
-        "source",
+        ("source", NamedValuesFilter),
         HasDuplicatesFilter,
     )
     search_fields = ("title", "brand__name", "source_url")
@@ -386,7 +387,7 @@ class StreetSnapAdmin(RecordAdmin):
         "city",
         "year",
         "month",
-        "source",
+        ("source", NamedValuesFilter),
         HasDuplicatesFilter,
     )
     search_fields = ("title", "city", "source_url")

@@ -281,7 +281,7 @@
 
     // Back from the compare view (its "Back", or after deleting there): the page opens on
     // the image the editor was on (the URL's #image-N), focused for the keys.
-    const arrived = window.location.hash.startsWith("#image-") && document.getElementById(window.location.hash.slice(1));
+    const arrived = window.location.hash.startsWith("#image-") ? document.getElementById(window.location.hash.slice(1)) : null;
     if (arrived?.classList.contains("review-tile")) { focusTile(arrived); }
 
     function press(selector) {
