@@ -20,7 +20,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
 from ingest.models import IngestJob
-from ingest.report import COUNT_NAMES, image_name
+from ingest.report import COUNT_NAMES, sent_image_name
 from ingest.services import RETRYABLE, JobStateError, ingest_job_retry
 
 
@@ -280,5 +280,5 @@ class IngestJobAdmin(admin.ModelAdmin):
 
 
 def _issue_image(index) -> str:
-    # The image's number in the album, as the record page and the report's reasons name it.
-    return image_name(index) if isinstance(index, int) else str(index or "")
+    # As the crawler sent it and the report's reasons name it: images[5] (docs/crawlers.md).
+    return sent_image_name(index) if isinstance(index, int) else str(index or "")

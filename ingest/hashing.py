@@ -24,7 +24,7 @@ from itertools import combinations
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from ingest.errors import short
+from catalog.text import truncate
 
 # Stored beside every hash: hashes made by different algorithms (or different parameters of
 # this one) are not comparable, so a change to anything below that moves bits needs a new name
@@ -239,7 +239,7 @@ def _decode_reduced(
         # Only an exception when the process runs with warnings as errors; same meaning.
         raise ImageRefused("too many pixels (decompression bomb)") from None
     except (OSError, SyntaxError, ValueError) as exc:
-        raise ImageRefused(f"unreadable image header ({short(exc, 80)})") from None
+        raise ImageRefused(f"unreadable image header ({truncate(exc, 80)})") from None
 
     with image:
         fmt = image.format or ""
@@ -267,7 +267,7 @@ def _decode_reduced(
                 raise ImageRefused(
                     f"truncated {mime_type.removeprefix('image/').upper()}"
                 ) from None
-            raise ImageRefused(f"cannot decode image ({short(exc, 80)})") from None
+            raise ImageRefused(f"cannot decode image ({truncate(exc, 80)})") from None
 
         orientation = _orientation(image)
 

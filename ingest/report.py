@@ -18,10 +18,12 @@ from typing import Any
 DEFAULT_MAX_ISSUES = 100
 
 
-def image_name(index: int) -> str:
-    """How the report names the image at `index` of the album (0-based, as sent): by its
-    number counted from 1, as the editors' admin numbers it (review.naming.image_number)."""
-    return f"image {index + 1}"
+def sent_image_name(index: int) -> str:
+    """How every ingest message names the image the crawler sent at `index`: as the album's
+    JSON does, `images[5]`, counted from 0 like the report's `index`, a street image's `parent`
+    and the keys of a 400's per-image errors (docs/crawlers.md, "Numbering"). Not
+    review.naming.image_name, which names a stored image row for editors."""
+    return f"images[{index}]"
 
 
 # The report's counts, in the order docs/crawlers.md documents them and the API and admin show them.
@@ -54,9 +56,8 @@ class Report:
     def image_repeated(self, *, index: int, url: str, first_index: int) -> None:
         self.received += 1
         self.repeated += 1
-        self.issue(
-            index=index, url=url, reason=f"same bytes as {image_name(first_index)}; stored once"
-        )
+        first = sent_image_name(first_index)
+        self.issue(index=index, url=url, reason=f"same bytes as {first}; stored once")
 
     def image_duplicate(self, *, index: int, url: str, reason: str) -> None:
         if self.duplicates >= self.stored:

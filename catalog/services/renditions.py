@@ -5,7 +5,7 @@ write the image row.
 The row is written only after every rendition in it is in storage, in one UPDATE of that row,
 so a record never points at a rendition that does not exist; and the row's other fields
 (review, curation) are never touched. Used by the follow-up rq job of each ingested album
-(ingest.tasks.run_renditions) and by `manage.py renditions` (the backfill).
+(catalog.tasks.run_renditions) and by `manage.py renditions` (the backfill).
 
 Errors are sorted like the ingest pipeline's: a storage error is transient (:class:`Transient`
 is raised while attempts remain; on the last one the image is marked failed with the error); an
@@ -34,6 +34,7 @@ from catalog.models import (
     StreetSnapImage,
 )
 from catalog.storage import rendition_key, rendition_put
+from catalog.text import truncate
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +94,8 @@ def image_renditions_make(
         if not storage_has(storage, image.storage_key):
             missing = f"original missing in storage: {image.storage_key}"
             return "missing", _fail(image, missing, db_lock)
-        return _transient(image, f"reading the original: {_short(exc)}", final_attempt, db_lock)
+        why = truncate(f"{type(exc).__name__}: {exc}", 200)
+        return _transient(image, f"reading the original: {why}", final_attempt, db_lock)
     try:
         rendered = render(data, max_pixels=settings.INGEST_MAX_IMAGE_PIXELS)
     except RenderError as exc:
@@ -106,7 +108,8 @@ def image_renditions_make(
             rendition_put(key=key, data=rendition.data, storage=storage)
             renditions.append({"width": rendition.width, "height": rendition.height, "key": key})
     except Exception as exc:  # noqa: BLE001 - as above
-        return _transient(image, f"storing a rendition: {_short(exc)}", final_attempt, db_lock)
+        why = truncate(f"{type(exc).__name__}: {exc}", 200)
+        return _transient(image, f"storing a rendition: {why}", final_attempt, db_lock)
     # Only now, with every object in storage. sha1 is filled for legacy rows that had none
     # (their renditions' keys come from it).
     with db_lock:
@@ -191,8 +194,3 @@ def _fail(image: RecordImage, error: str, db_lock: AbstractContextManager) -> st
         )
     logger.warning("renditions of %s: %s", image, error)
     return error
-
-
-def _short(exc: Exception) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= 200 else text[:199] + "…"
