@@ -54,8 +54,11 @@ def repeats(modeladmin, request, object_id, other_id):
     obj, other = repeated_album(modeladmin, request, object_id, other_id)
     repeating = repeating_images(record=obj, of=other)
     repeated_ids = {image.pk for image in repeating}
-    only_here = [image for image in obj.images.live().order_by("sort_order", "pk")]
-    only_here = [image for image in only_here if image.pk not in repeated_ids]
+    only_here = [
+        image
+        for image in obj.images.live().order_by("sort_order", "pk")
+        if image.pk not in repeated_ids
+    ]
     pending = obj.status == Record.Status.PENDING
     context = {
         **modeladmin.admin_site.each_context(request),

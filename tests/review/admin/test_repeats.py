@@ -166,7 +166,7 @@ def test_a_stale_page_decides_nothing(editor_client, repeated):
         follow=True,
     )
 
-    assert "out of date" in messages_of(response)[0] or "changed" in messages_of(response)[0]
+    assert "changed since you opened it" in messages_of(response)[0]
     assert Runway.objects.get(pk=again.pk).status == "pending"
     assert original.images.count() == 14
 
