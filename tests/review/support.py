@@ -68,14 +68,21 @@ def editors_group() -> Group:
     return Group.objects.get(name=migration.GROUP)
 
 
-def make_runway(images: int = 3, *, duplicate: bool = False, **fields):
+def make_runway(
+    images: int = 3, *, duplicate: bool = False, renditions_made: bool = False, **fields
+):
+    """A runway of `images` photographs; `renditions_made`: as the renditions job leaves
+    these small ones (narrower than 400 px: shown as they are), else as ingest leaves them
+    (no thumbnail yet: the pages show placeholders)."""
     runway = RunwayFactory(**fields)
+    made_by_renditions = {"rendition_status": "done", "width": 320} if renditions_made else {}
     made = [
         RunwayImageFactory(
             runway=runway,
             sort_order=n,
             look_index=n // 2 + 1,
             storage_key=store_photo(PHOTOS[n % len(PHOTOS)], f"images/runway/{PHOTOS[n % 8]}.jpg"),
+            **made_by_renditions,
         )
         for n in range(images)
     ]
