@@ -72,7 +72,7 @@ def restore_views(sender, using, **kwargs) -> None:
             cursor.execute(statement)
     readers = _readers.pop(using, [])
     if readers:
-        from publicapi.management.commands.create_public_role import public_views
+        from publicapi.roles import public_views
 
         names = ", ".join(connection.ops.quote_name(name) for name in public_views(connection))
         with connection.cursor() as cursor:
