@@ -16,23 +16,30 @@ def public_views(connection=None) -> list[str]:
     return sorted(name for name in public_view_names() if name in present)
 
 
-def role_sql(name: str, password: str | None, database: str) -> list[sql.Composable]:
-    role = sql.Identifier(name)
+def role_statements(connection, name: str, password: str | None) -> list[sql.Composable]:
+    """Create the role, or bring an existing one to LOGIN (with this password, if given).
+
+    Whether it exists is asked first, rather than left to a DO block: a password (or name)
+    inside a DO block's dollar quotes ends the block at its first `$$`, and what follows runs
+    as SQL of the operator's."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [name])
+        exists = cursor.fetchone() is not None
     login = (
         sql.SQL("LOGIN PASSWORD {}").format(sql.Literal(password)) if password else sql.SQL("LOGIN")
     )
-    create = sql.SQL(
-        "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {name}) THEN "
-        "CREATE ROLE {role} {login}; END IF; END $$"
-    ).format(name=sql.Literal(name), role=role, login=login)
-    statements: list[sql.Composable] = [create]
-    if password:
-        statements.append(sql.SQL("ALTER ROLE {} {}").format(role, login))
-    statements += [
-        sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(sql.Identifier(database), role),
+    verb = sql.SQL("ALTER ROLE") if exists else sql.SQL("CREATE ROLE")
+    return [sql.SQL("{} {} {}").format(verb, sql.Identifier(name), login)]
+
+
+def access_statements(connection, name: str) -> list[sql.Composable]:
+    """What the role may read."""
+    role = sql.Identifier(name)
+    database = sql.Identifier(connection.settings_dict["NAME"])
+    return [
+        sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(database, role),
         sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(role),
         sql.SQL("GRANT SELECT ON {} TO {}").format(
-            sql.SQL(", ").join(sql.Identifier(view) for view in public_views()), role
+            sql.SQL(", ").join(sql.Identifier(view) for view in public_views(connection)), role
         ),
     ]
-    return statements

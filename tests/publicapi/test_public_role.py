@@ -4,6 +4,7 @@ else, and with PUBLIC_DATABASE_URL the API reads through it (config.routers)."""
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -34,14 +35,14 @@ def public_role():
         cursor.execute(f'DROP ROLE "{name}"')
 
 
-def connect_as(role: str) -> psycopg.Connection:
+def connect_as(role: str, password: str = PASSWORD) -> psycopg.Connection:
     db = connection.settings_dict
     return psycopg.connect(
         host=db["HOST"],
         port=db["PORT"],
         dbname=db["NAME"],
         user=role,
-        password=PASSWORD,
+        password=password,
         autocommit=True,
     )
 
@@ -70,13 +71,13 @@ def test_the_sql_is_printed_without_execute():
     call_command("create_public_role", "archive_public", stdout=out)
 
     sql = out.getvalue()
-    assert 'CREATE ROLE "archive_public" LOGIN' in sql
+    assert 'CREATE ROLE "archive_public" LOGIN;' in sql
     assert (
         'GRANT SELECT ON "public_brand_names", "public_brand_runway_images", '
         '"public_brand_runways", "public_brands", "public_image_hashes", '
         '"public_street_snap_images", "public_street_snaps" TO "archive_public"'
     ) in sql
-    assert 'brand_runways"' not in sql.replace('"public_brand_runways"', "")
+    assert "DO $$" not in sql
 
 
 def test_the_api_reads_through_the_public_connection(public_role):
@@ -155,3 +156,57 @@ def test_the_role_may_read_every_public_view_the_database_has(public_role):
     with connect_as(public_role) as conn:
         for view in ("public_image_hashes", "public_brand_names", "public_street_snap_images"):
             conn.execute(f"SELECT * FROM {view}")  # noqa: S608 - fixed names
+
+
+# --- The role's password and name are quoted, never spliced into a DO block -----------------
+
+
+@pytest.fixture
+def role_name():
+    name = f"{connection.settings_dict['NAME']}_quoted_reader"
+    yield name
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [name])
+        if cursor.fetchone():
+            cursor.execute(f'DROP OWNED BY "{name}"')
+            cursor.execute(f'DROP ROLE "{name}"')
+
+
+@pytest.mark.parametrize(
+    "password",
+    ["pa$$word", "it's 100% $tag$ \\\\ ok", "$$; CREATE TABLE pwned (); --"],
+    ids=["dollars", "quotes-and-percent", "crafted"],
+)
+def test_a_password_with_dollar_quotes_is_the_password_and_runs_nothing(role_name, password):
+    # when: the printed SQL is run as an operator would, statement by statement in psql
+    out = io.StringIO()
+    call_command("create_public_role", role_name, "--password", password, stdout=out)
+    db = connection.settings_dict
+    psql = subprocess.run(  # noqa: S603 - psql with our own arguments
+        [shutil.which("psql") or "psql", "-h", db["HOST"], "-p", str(db["PORT"]), "-U", db["USER"],
+         "-d", db["NAME"], "-X", "-q"],
+        input=out.getvalue(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+    # then: every statement ran, the role logs in with exactly that password, and nothing
+    # else was created
+    assert psql.returncode == 0 and "ERROR" not in psql.stderr, psql.stderr
+    with connect_as(role_name, password=password) as conn:
+        assert conn.execute("SELECT current_user").fetchone() == (role_name,)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass('pwned')")
+        assert cursor.fetchone() == (None,)
+
+
+def test_execute_takes_a_password_with_dollar_quotes(role_name):
+    password = "$$; CREATE TABLE pwned (); --"
+
+    call_command(
+        "create_public_role", role_name, "--password", password, "--execute", stdout=io.StringIO()
+    )
+
+    with connect_as(role_name, password=password) as conn:
+        assert conn.execute("SELECT count(*) FROM public_brand_runways").fetchone() == (0,)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass('pwned')")
+        assert cursor.fetchone() == (None,)

@@ -4,7 +4,8 @@ The role may connect, and SELECT the public_* views, nothing else: no base table
 A view runs with its owner's rights, so reading a view needs no right on the tables under it.
 Point PUBLIC_DATABASE_URL at this role and the API reads through it (config.routers).
 
-Idempotent. A migrate that re-creates the views gives their SELECT back to every role that
+Idempotent. The SQL printed is for the database as it is now (whether the role exists). A
+migrate that re-creates the views gives their SELECT back to every role that
 had it (publicapi.apps), so it need not be run again after an upgrade. docs/operations.md.
 """
 
@@ -12,9 +13,9 @@ from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connections
+from django.db import connections, transaction
 
-from publicapi.roles import public_views, role_sql
+from publicapi.roles import access_statements, public_views, role_statements
 
 
 class Command(BaseCommand):
@@ -41,13 +42,15 @@ class Command(BaseCommand):
             raise CommandError("create_public_role needs PostgreSQL (DATABASE_URL).")
         password = password or _password_from_url(settings.PUBLIC_DATABASE_URL, name)
         connection.ensure_connection()
-        statements = role_sql(name, password, connection.settings_dict["NAME"])
+        statements = role_statements(connection, name, password) + access_statements(
+            connection, name
+        )
         raw = connection.connection
         if not execute:
             for statement in statements:
                 self.stdout.write(statement.as_string(raw) + ";")
             return
-        with connection.cursor() as cursor:
+        with transaction.atomic(), connection.cursor() as cursor:
             for statement in statements:
                 cursor.execute(statement.as_string(raw))
         self.stdout.write(f"role {name}: may read {', '.join(public_views())}")
