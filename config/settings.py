@@ -363,7 +363,7 @@ AXES_COOLOFF_MINUTES = env.int("AXES_COOLOFF_MINUTES", default=15)
 AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "config.ops.client_ip"
+AXES_CLIENT_IP_CALLABLE = "config.clients.client_ip"
 AXES_COOLOFF_MESSAGE = (
     f"Too many failed logins for this username from your address: logging in is locked for "
     f"{AXES_COOLOFF_MINUTES} minutes. Try again later, or ask an administrator to unlock it."
