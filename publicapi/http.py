@@ -27,6 +27,8 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView, exception_handler
 
+from config.clients import client_ip
+
 logger = logging.getLogger(__name__)
 
 # Django's own ETag/If-None-Match handling, as a view decorator. It runs after the response is
@@ -114,6 +116,11 @@ class PublicAnonRateThrottle(AnonRateThrottle):
     # Set by SimpleRateThrottle.__init__ from the rate; the stubs leave them out.
     num_requests: int
     duration: int
+
+    def get_ident(self, request) -> str:
+        # DRF's rule (NUM_PROXIES), but only ever an address: an X-Forwarded-For entry that is
+        # not one would be a fresh identity of the client's choosing per request.
+        return client_ip(request)
 
     def get_rate(self) -> str | None:
         # The stubs type the rates as numbers (DRF's are "100/min") and the scope as optional
