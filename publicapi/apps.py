@@ -57,7 +57,7 @@ def drop_views_before_catalog_changes(sender, using, plan=None, **kwargs) -> Non
 
 
 def restore_views(sender, using, **kwargs) -> None:
-    from publicapi.sql import DROP_VIEWS, for_vendor, views_for
+    from publicapi.sql import DROP_VIEWS, database_kind, for_vendor, views_for
 
     connection = connections[using]
     recorder = MigrationRecorder(connection)
@@ -68,13 +68,18 @@ def restore_views(sender, using, **kwargs) -> None:
     if not views:
         return  # publicapi migrated to zero: no views wanted.
     with connection.cursor() as cursor:
-        for statement in DROP_VIEWS + for_vendor(views, connection.vendor):
+        for statement in DROP_VIEWS + for_vendor(views, database_kind(connection)):
             cursor.execute(statement)
     readers = _readers.pop(using, [])
     if readers:
-        from publicapi.roles import public_views
+        from publicapi.roles import column_grants, public_roles, public_views
 
         names = ", ".join(connection.ops.quote_name(name) for name in public_views(connection))
         with connection.cursor() as cursor:
             for grantee in readers:  # regrole's text: already a quoted identifier
                 cursor.execute(f"GRANT SELECT ON {names} TO {grantee}")
+            # The public roles read through the views with their own rights (V6): the
+            # columns a new version of the views reads too.
+            if roles := public_roles(connection):
+                for grant in column_grants(connection, roles):
+                    cursor.execute(grant.as_string(connection.connection))
