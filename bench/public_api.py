@@ -309,11 +309,11 @@ def changes(paths: dict[str, str]) -> None:
     for label in ["runways, page 1", "runways, page size 100", "runway detail (18 images)"]:
         path = paths[label]
         after = percentiles(lambda p=path: web.get(p))[0]
-        serializers.DirectRendering.fast = False
+        serializers.TableSerializer.fast = False
         try:
             before = percentiles(lambda p=path: web.get(p))[0]
         finally:
-            serializers.DirectRendering.fast = True
+            serializers.TableSerializer.fast = True
         row(f"direct rendering: {label}", before, after)
 
     # DRF's throttle at a high rate: its list holds every request of the last minute.

@@ -9,7 +9,7 @@
    - pillow-m4 / pillow-m2: one Pillow decode with draft() (JPEG DCT scaling), the 1200 by
                  resize(reducing_gap), the 400 from the 1200, WebP method 4 / 2;
    - vips-e4:    libvips thumbnail (shrink-on-load), 400 from the 1200, WebP effort 4;
-   - chosen:     catalog.renditions.render (libvips, effort 2, placeholder and colour too).
+   - chosen:     catalog.imaging.render (libvips, effort 2, placeholder and colour too).
    Against the naive output: speed-up, SSIM (scikit-image, per width, the lower of the two)
    and bytes (both widths). Also the naive cost in units of ingest's hashing decode.
 2. A 60-photo album end to end: accepted -> job succeeded (the album is in the review queue)
@@ -108,7 +108,7 @@ def vips_one_decode(data: bytes, *, effort: int) -> list[bytes]:
 
 
 def chosen(data: bytes) -> list[bytes]:
-    from catalog.renditions import render
+    from catalog.imaging import render
 
     return [r.data for r in render(data).renditions]
 

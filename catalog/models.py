@@ -17,7 +17,7 @@ from catalog.keys import fold_title, fold_whitespace
 if TYPE_CHECKING:
     pass
 
-# The rendition width the admin shows as a thumbnail (catalog.renditions.WIDTHS has them all).
+# The rendition width the admin shows as a thumbnail (catalog.imaging.WIDTHS has them all).
 THUMBNAIL_WIDTH = 400
 
 # The years an album can be from, for every writer that checks one (the ingest serializer,
@@ -286,7 +286,7 @@ class RecordImage(models.Model):
     dup_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # Web sizes of the original (catalog.renditions): [{"width", "height", "key"}, ...] in
+    # Web sizes of the original (catalog.imaging): [{"width", "height", "key"}, ...] in
     # ascending width, only those that exist in storage. Written only after every object in it
     # was stored, so a row never points at a rendition that is not there.
     renditions = models.JSONField(default=list, blank=True, db_default=[])
@@ -379,6 +379,19 @@ class StreetSnapImage(RecordImage):
 
     def __str__(self) -> str:
         return f"street snap {self.street_snap_id} image {self.pk}"
+
+
+# The kinds by the ingest payload's words: `manage.py renditions --record KIND:ID`, the
+# renditions jobs' arguments.
+RECORD_MODELS: dict[str, type[Runway] | type[StreetSnap]] = {
+    "runway": Runway,
+    "street": StreetSnap,
+}
+IMAGE_MODELS: dict[str, type[RunwayImage] | type[StreetSnapImage]] = {
+    "runway": RunwayImage,
+    "street": StreetSnapImage,
+}
+IMAGE_PARENT_FIELD = {"runway": "runway_id", "street": "street_snap_id"}
 
 
 class StoredObject(models.Model):

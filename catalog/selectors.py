@@ -1,7 +1,8 @@
-"""Reads other apps need from the catalog: brand resolution, record lookups by key, and the
-indexed near-duplicate candidate query."""
+"""Reads other apps need from the catalog: brand resolution, record lookups by key, the
+indexed near-duplicate candidate query, and the albums whose renditions were never tried."""
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from datetime import datetime
 
 from django.db.models import Q
 from django.db.models.functions import Lower
@@ -9,9 +10,12 @@ from django.utils.text import slugify
 
 from catalog.keys import fold_title, fold_whitespace, normalize_brand_slug
 from catalog.models import (
+    IMAGE_MODELS,
+    IMAGE_PARENT_FIELD,
     LEGACY_PHASH_ALGORITHM,
     Brand,
     BrandAlias,
+    RecordImage,
     Runway,
     RunwayImage,
     StreetSnap,
@@ -113,3 +117,43 @@ def image_near_duplicate_candidates(
     if exclude_record_id is not None:
         candidates = candidates.exclude(**{f"{record}_id": exclude_record_id})
     return list(candidates.values_list("id", "phash"))
+
+
+# --- Renditions -----------------------------------------------------------------------------
+
+_CATCH_UP_PAGE = 500
+_CATCH_UP_PAGES = 10
+
+
+def records_without_renditions(
+    *, limit: int, stored_before: datetime, exclude: Collection[tuple[str, int]] = ()
+) -> list[tuple[str, int]]:
+    """Albums (kind, id) with an image whose renditions were never tried (neither made nor
+    failed) stored before ``stored_before``, leaving out ``exclude``; at most ``limit``:
+    runway albums first, each kind's by its oldest such image.
+
+    The catch-up's query (ingest.tasks.renditions_catch_up). It walks the partial index of
+    pending images by id for at most a few pages, so a million-row legacy import waiting for
+    its backfill costs each run the same few milliseconds.
+    """
+    found: dict[tuple[str, int], None] = {}
+    for kind, model in IMAGE_MODELS.items():
+        pending = model.objects.filter(
+            rendition_status=RecordImage.RenditionStatus.PENDING, created_at__lt=stored_before
+        ).order_by("pk")
+        after = 0
+        for _ in range(_CATCH_UP_PAGES):
+            if len(found) >= limit:
+                return list(found)
+            page = list(
+                pending.filter(pk__gt=after).values_list("pk", IMAGE_PARENT_FIELD[kind])[
+                    :_CATCH_UP_PAGE
+                ]
+            )
+            for _, record_id in page:
+                if (kind, record_id) not in exclude and len(found) < limit:
+                    found.setdefault((kind, record_id))
+            if len(page) < _CATCH_UP_PAGE:
+                break
+            after = page[-1][0]
+    return list(found)

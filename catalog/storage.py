@@ -1,34 +1,9 @@
-"""Where image bytes live: content-addressed keys, the objects ingest stored, and their GC.
+"""Where image bytes live: content-addressed keys for originals and renditions, the record of
+the objects ingest stored (`stored_objects`), and the collector that deletes the unreferenced
+ones without racing a job that stores the same bytes again.
 
-A key is derived from the bytes alone (`images/<sha1[:2]>/<sha1>.<ext>`), so the same image
-stored twice - by a re-crawl, a retried job or two racing workers - lands on the same object:
-re-uploads overwrite identical bytes and never leave orphans behind. The two-character fan-out
-keeps directory listings short.
-
-The legacy archive's images live in the same bucket, under the same prefix and the same key
-scheme, and the legacy import may run days after ingest started (its skipped rows are never
-referenced at all). So "no image row references it" never means "ours to delete": every object
-ingest stores is recorded in `stored_objects` (:class:`catalog.models.StoredObject`), and the
-collector only ever considers those rows.
-
-The protocol between a job storing a key and the collector deleting it (no job may end with
-image rows pointing at a deleted object):
-
-- :func:`image_store` renews the key's row (``last_stored_at``, committed on its own) *before*
-  it puts the object;
-- :func:`stored_objects_collect` locks the row, checks again under the lock that it is old and
-  unreferenced, deletes the object, then the row, then commits;
-- so either the job's renewal comes first (the row is young: the collector leaves it), or the
-  collector finishes first (the renewal waits for the row lock, finds no row, records the key
-  afresh and puts the object after the delete);
-- and the job's final transaction holds the rows of the keys it writes
-  (:func:`stored_objects_hold`, `FOR KEY SHARE`). A collector that could get in between - only
-  when a job runs longer than the grace period - is either kept off (it skips rows a job holds)
-  or noticed (the row is gone: the job retries instead of committing rows that point at
-  nothing).
-
-On SQLite `transaction_mode=IMMEDIATE` serializes the collector's transactions with every other
-writer, which gives the same orderings.
+The key scheme, why only recorded objects are ever collected, and the protocol between
+:func:`image_store` and :func:`stored_objects_collect`: docs/architecture.md, "Storage".
 """
 
 from collections.abc import Iterable
@@ -42,8 +17,8 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from catalog.imaging import WIDTHS as RENDITION_WIDTHS
 from catalog.models import RunwayImage, StoredObject, StreetSnapImage
-from catalog.renditions import WIDTHS as RENDITION_WIDTHS
 
 IMAGE_PREFIX = "images"
 RENDITION_PREFIX = "renditions"
@@ -125,9 +100,10 @@ def image_store(
     downloaded). Storage errors propagate: the pipeline treats them as transient and retries.
 
     Meant to run outside any transaction: the row must be committed before the object is put
-    (module docstring). ``db_lock`` is held around this function's database statements; threads that
-    share one database connection (the pipeline's download threads share their job's) pass the
-    same lock, since a connection runs one statement at a time.
+    (the protocol with the collector: docs/architecture.md, "Storage"). ``db_lock`` is held
+    around this function's database statements; threads that share one database connection
+    (the pipeline's download threads share their job's) pass the same lock, since a connection
+    runs one statement at a time.
 
     An object that was already in storage the first time ingest met its key is not ours: it is
     recorded as ``preexisting`` and never written to (same key, same bytes) nor collected.
@@ -208,8 +184,8 @@ def stored_objects_collect(
     *, older_than: datetime, dry_run: bool = False, storage: Storage | None = None
 ) -> CollectResult:
     """Delete the objects ingest stored that no image row references and that were last stored
-    before ``older_than``; only those (module docstring). Objects never recorded - the legacy
-    archive's - are not even listed.
+    before ``older_than``; only those (docs/architecture.md, "Storage"). Objects never
+    recorded - the legacy archive's - are not even listed.
 
     Rows of soft-deleted images and records count as references (a soft delete can be undone).
     Each deletion is one short transaction: lock the row (skipping rows a job holds), check age

@@ -232,7 +232,8 @@ WHITENOISE_USE_FINDERS = DEBUG
 
 # --- Renditions ---------------------------------------------------------------------------
 # Each ingested album gets a follow-up job on the ingest queue that makes its images' WebP
-# renditions, placeholder and colour (catalog.rendering). Off: only `manage.py renditions`.
+# renditions, placeholder and colour (catalog.services.renditions). Off: only `manage.py
+# renditions`.
 RENDITIONS_AT_INGEST = env.bool("RENDITIONS_AT_INGEST", default=True)
 # Images of one album rendered at once by its follow-up job (threads; libvips releases the GIL).
 # 2: most of an image's time is its WebP encode, on one core; two at a time made an album's

@@ -14,7 +14,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
 from ingest.models import IngestJob
-from ingest.report import COUNT_NAMES, image_name
+from ingest.report import COUNT_NAMES, sent_image_name
 from ingest.services import JobStateError, ingest_job_retry
 
 
@@ -193,4 +193,4 @@ class IngestJobAdmin(admin.ModelAdmin):
 
 def _issue_image(index) -> str:
     # The image's number in the album, as the record page and the report's reasons name it.
-    return image_name(index) if isinstance(index, int) else str(index or "")
+    return sent_image_name(index) if isinstance(index, int) else str(index or "")

@@ -9,7 +9,8 @@ from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
 from ingest.auth import SECRET_MIN_BYTES, load_secrets
-from ingest.hashing import MIB, band_probes, pixels_cost
+from ingest.hashing import band_probes
+from ingest.memory import MIB, pixels_cost
 
 
 @register()

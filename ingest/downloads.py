@@ -18,10 +18,10 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
 from catalog.storage import image_store, stored_objects_renew
-from ingest.errors import short
+from catalog.text import truncate
 from ingest.fetching import FetchError, FetchPolicy, fetch
 from ingest.hashing import PHASH_ALGORITHM, AnalysedImage, ImageRefused, analyse_image
-from ingest.memory import decode_budget
+from ingest.memory import decode_budget, decode_reservation
 from ingest.report import Report
 
 
@@ -218,7 +218,9 @@ def _download_one(
         return Refusal(exc.reason, exc.transient)
     try:
         # Only the bytes decide what this is; the Content-Type the server claimed does not.
-        analysed = analyse_image(fetched.body, max_pixels=max_pixels, memory=decode_budget())
+        analysed = analyse_image(
+            fetched.body, max_pixels=max_pixels, reserve=decode_reservation(decode_budget())
+        )
     except ImageRefused as exc:
         return Refusal(exc.reason, transient=False)
     try:
@@ -228,7 +230,7 @@ def _download_one(
     except DatabaseError:
         raise  # recording the object failed: the job's database error, not the storage's
     except Exception as exc:  # noqa: BLE001 - boto3, OSError, ...: any storage error is retried
-        return StorageFailure(f"{type(exc).__name__}: {short(exc, 300)}")
+        return StorageFailure(f"{type(exc).__name__}: {truncate(exc, 300)}")
     return Downloaded(analysed=analysed, storage_key=key)
 
 

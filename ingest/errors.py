@@ -1,5 +1,5 @@
-"""How an ingest job's errors are told apart, and how their text is cut for job rows and report
-issues (pure: no Django at run time)."""
+"""How an ingest job ends early: retried later (JobRetry) or ended with a status (JobEnd). Pure:
+no Django at run time."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from catalog.models import Runway, StreetSnap
-    from ingest.planning import Plan
 
 
-class Transient(Exception):
-    """Trying again later may help (the job is retried while attempts remain)."""
+class JobRetry(Exception):
+    """Trying again later may help: the job is handed back for rq's retry while attempts
+    remain, and ends as failed with ``reason`` on the last one."""
 
     def __init__(self, reason: str, error: str) -> None:
         super().__init__(error)
@@ -30,17 +30,3 @@ class JobEnd(Exception):
         self.reason = reason
         self.error = error
         self.record = record
-
-
-class LostRace(Exception):
-    """Another job wrote this album between our lookup and our insert."""
-
-    def __init__(self, plan: Plan) -> None:
-        super().__init__("lost the race for this album")
-        self.plan = plan
-
-
-def short(exc: BaseException, limit: int) -> str:
-    """``exc``'s message (its type's name when it has none), cut to ``limit`` characters."""
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
 
+from catalog.text import truncate
+
 type IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 type Resolver = Callable[..., Sequence[tuple[Any, ...]]]
 
@@ -208,7 +210,7 @@ def _parse(url: str) -> _Target:
     if not _is_ip_literal(host) and not _HOST_NAME.fullmatch(ascii_host):
         # Checked here, not left to getaddrinfo: its IDNA step raises UnicodeError on an empty
         # or over-long label, and other bytes (NUL, spaces) have no business in DNS either.
-        raise FetchError(f"invalid host name {_shown(host)}", transient=False)
+        raise FetchError(f"invalid host name {truncate(repr(host), 80)}", transient=False)
     # Crawled URLs carry spaces and non-ASCII in paths; http.client would refuse them. Existing
     # %-escapes are kept (safe includes "%"), everything else unsafe is encoded.
     path = quote(parts.path or "/", safe="/%:@!$&'()*+,;=-._~")
@@ -235,11 +237,6 @@ def _is_ip_literal(host: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _shown(text: str, limit: int = 80) -> str:
-    shown = repr(text)
-    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
 def _lookup(resolver: Resolver, target: _Target, timeout: float) -> Sequence[tuple[Any, ...]]:
@@ -297,7 +294,7 @@ def _resolve_checked(
             ) from None
         except (UnicodeError, ValueError) as exc:
             raise FetchError(
-                f"invalid host name {_shown(target.host)} ({exc})", transient=False
+                f"invalid host name {truncate(repr(target.host), 80)} ({exc})", transient=False
             ) from None
         for family, _type, _proto, _canonname, sockaddr in infos:
             known = (family, sockaddr) in candidates

@@ -15,8 +15,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
@@ -24,7 +24,7 @@ from itertools import combinations
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from ingest.errors import short
+from catalog.text import truncate
 
 # Stored beside every hash: hashes made by different algorithms (or different parameters of
 # this one) are not comparable, so a change to anything below that moves bits needs a new name
@@ -74,6 +74,11 @@ _ORIENTATION_TRANSPOSE = {
 _SWAPS_SIDES = frozenset({5, 6, 7, 8})
 _EXIF_ORIENTATION_TAG = 0x0112
 
+# What analyse_image holds around its decode: called with the opened image (header read, not
+# a pixel decoded) and its bytes, it may refuse the image (ImageRefused) or return a context
+# that waits for room (ingest.memory.decode_reservation: the worker's decode budget).
+type Reservation = Callable[[Image.Image, bytes], AbstractContextManager[object]]
+
 
 class ImageRefused(Exception):
     """The bytes are not an acceptable image; ``reason`` is short and fit for a job report."""
@@ -113,15 +118,15 @@ def sha1_hex(data: bytes) -> str:
 
 
 def analyse_image(
-    data: bytes, *, max_pixels: int, memory: DecodeBudget | None = None
+    data: bytes, *, max_pixels: int, reserve: Reservation | None = None
 ) -> AnalysedImage:
     """Everything the worker stores about one downloaded image, from a single decode.
 
-    With ``memory``, the decode first reserves what it will cost there (waiting for other
-    threads' decodes to finish if need be), and an image that costs more than the whole budget
-    is refused before a pixel is decoded.
+    With ``reserve``, the decode is held inside what it returns (waiting for other threads'
+    decodes to finish if need be), and an image it refuses is refused before a pixel is
+    decoded.
     """
-    reduced, info = _decode_reduced(data, max_pixels=max_pixels, memory=memory)
+    reduced, info = _decode_reduced(data, max_pixels=max_pixels, reserve=reserve)
     return AnalysedImage(
         sha1=sha1_hex(data),
         byte_size=len(data),
@@ -142,7 +147,7 @@ def perceptual_hash(data_or_image: bytes | Image.Image) -> int:
     reduced decode, which leaves that image object reduced (``draft`` works in place).
     """
     if isinstance(data_or_image, bytes | bytearray | memoryview):
-        reduced, _ = _decode_reduced(bytes(data_or_image), max_pixels=None, memory=None)
+        reduced, _ = _decode_reduced(bytes(data_or_image), max_pixels=None, reserve=None)
     else:
         reduced = _upright(_reduce(data_or_image), _orientation(data_or_image))
     return _dct_hash(reduced)
@@ -213,115 +218,13 @@ def _flip_masks(radius: int) -> tuple[int, ...]:
     return tuple(masks)
 
 
-MIB = 1024 * 1024
-
-
-class DecodeBudget:
-    """Bytes that the images decoded at once, by any thread, may hold together.
-
-    A decode reserves its :func:`decode_cost` and waits while the others' reservations leave
-    too little; no reservation is ever larger than ``limit`` (the caller refuses that image),
-    and each thread holds one at a time, so a wait always ends when another decode does.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._free = limit
-        self._changed = threading.Condition()
-
-    @contextlib.contextmanager
-    def reserve(self, cost: int) -> Iterator[None]:
-        if cost > self.limit:
-            raise ValueError(f"a reservation of {cost} bytes can never fit in {self.limit}")
-        with self._changed:
-            self._changed.wait_for(lambda: self._free >= cost)
-            self._free -= cost
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._free += cost
-                self._changed.notify_all()
-
-    @property
-    def reserved(self) -> int:
-        with self._changed:
-            return self.limit - self._free
-
-
-# Bytes per pixel of Pillow's storage for a mode: one byte for 1, L and P, two for the 16-bit
-# modes, four for every other mode (RGB is stored as RGBX, LA as four bytes too).
-_STORAGE_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16B": 2, "I;16L": 2, "I;16N": 2}
-# Pillow decodes WebP through libwebp's animation decoder, which keeps two RGBA canvases of its
-# own, then hands over the frame as a bytes object that is copied into the image: four RGBA
-# copies of the picture at once (measured, docs/hashing.md).
-_WEBP_BYTES_PER_PIXEL = 16
-# Per strip of _gray_reduced: the cropped strip, its numpy temporaries and its grayscale copy.
-_STRIP_BYTES_PER_PIXEL = 8
-# JPEG coefficients are 16-bit, one per sample.
-_JPEG_COEFFICIENT_BYTES = 2
-# What every decode holds besides the pixels: row buffers, zlib's or libjpeg's state.
-_DECODER_SLACK = 4 * MIB
-
-
-def decode_cost(image: Image.Image, data: bytes) -> int:
-    """Peak bytes that decoding ``image`` (opened, not loaded) the way this module does takes.
-
-    Measured per format at 8000x8000 (docs/hashing.md); each term is an upper bound of what
-    the decoder allocates, so a reservation of this size is never exceeded.
-    """
-    width, height = image.size
-    pixels = width * height
-    strip = min(height, _STRIP_ROWS) * width * _STRIP_BYTES_PER_PIXEL + _DECODER_SLACK
-    if image.format == "WEBP":
-        return pixels * _WEBP_BYTES_PER_PIXEL + len(data) + strip
-    if image.format in ("JPEG", "MPO"):
-        # The draft decode writes only the reduced picture (4 bytes a pixel at most, CMYK)...
-        factor = _reduction_factor(width, height)
-        cost = -(-width // factor) * -(-height // factor) * 4 + strip
-        if image.info.get("progressive") or image.info.get("progression") or _several_scans(data):
-            # ...but a file of several scans (progressive, or baseline with a scan per
-            # component) makes libjpeg keep every coefficient of the whole image until the
-            # last scan, whatever the output scale.
-            cost += _JPEG_COEFFICIENT_BYTES * _jpeg_samples(image)
-        return cost
-    return pixels_cost(width, height, image.mode)
-
-
-def pixels_cost(width: int, height: int, mode: str) -> int:
-    """:func:`decode_cost` of a PNG or GIF: Pillow's storage of the mode, plus the strips."""
-    strip = min(height, _STRIP_ROWS) * width * _STRIP_BYTES_PER_PIXEL + _DECODER_SLACK
-    return width * height * _STORAGE_BYTES.get(mode, 4) + strip
-
-
-def _several_scans(data: bytes) -> bool:
-    # Entropy-coded data never holds an unstuffed 0xFF followed by a marker byte, so every
-    # FF DA after the headers is a start of scan. One in the headers (an EXIF thumbnail's)
-    # only makes the estimate cautious.
-    return data.count(b"\xff\xda") > 1
-
-
-def _jpeg_samples(image: Image.Image) -> int:
-    """Samples in all components, each component's plane padded to whole 8x8 blocks."""
-    width, height = image.size
-    layers = getattr(image, "layer", None) or [("", 1, 1, 0)] * len(image.getbands())
-    h_max = max(layer[1] for layer in layers) or 1
-    v_max = max(layer[2] for layer in layers) or 1
-    total = 0
-    for _id, h, v, _table in layers:
-        plane_w = -(-width * max(h, 1) // h_max)
-        plane_h = -(-height * max(v, 1) // v_max)
-        total += (-(-plane_w // 8) * 8) * (-(-plane_h // 8) * 8)
-    return total
-
-
-def _reduction_factor(width: int, height: int) -> int:
+def reduction_factor(width: int, height: int) -> int:
     scale = max(1, min(width // REDUCED_MIN_SIDE, height // REDUCED_MIN_SIDE))
     return next(s for s in (8, 4, 2, 1) if scale >= s)
 
 
 def _decode_reduced(
-    data: bytes, *, max_pixels: int | None, memory: DecodeBudget | None
+    data: bytes, *, max_pixels: int | None, reserve: Reservation | None
 ) -> tuple[Image.Image, ImageInfo]:
     """Open once, check, decode the whole stream at reduced size; return it in mode L."""
     try:
@@ -336,7 +239,7 @@ def _decode_reduced(
         # Only an exception when the process runs with warnings as errors; same meaning.
         raise ImageRefused("too many pixels (decompression bomb)") from None
     except (OSError, SyntaxError, ValueError) as exc:
-        raise ImageRefused(f"unreadable image header ({short(exc, 80)})") from None
+        raise ImageRefused(f"unreadable image header ({truncate(exc, 80)})") from None
 
     with image:
         fmt = image.format or ""
@@ -351,15 +254,9 @@ def _decode_reduced(
             # Pillow stops reading at the last IDAT, so a file cut after it would decode; but a
             # PNG without IEND is a broken transfer and the next copy may be cut earlier.
             raise ImageRefused("truncated PNG (no IEND chunk)")
-        cost = decode_cost(image, data)
-        if memory is not None and cost > memory.limit:
-            raise ImageRefused(
-                f"decoding this {width}x{height} {fmt.replace('MPO', 'JPEG')} would take about "
-                f"{cost / MIB:.0f} MiB of memory, more than the {memory.limit / MIB:.0f} MiB "
-                "decode budget"
-            )
+        reservation = reserve(image, data) if reserve is not None else contextlib.nullcontext()
         try:
-            with memory.reserve(cost) if memory is not None else contextlib.nullcontext():
+            with reservation:
                 reduced = _reduce(image)
         except Image.DecompressionBombError:
             raise ImageRefused("too many pixels (decompression bomb)") from None
@@ -370,7 +267,7 @@ def _decode_reduced(
                 raise ImageRefused(
                     f"truncated {mime_type.removeprefix('image/').upper()}"
                 ) from None
-            raise ImageRefused(f"cannot decode image ({short(exc, 80)})") from None
+            raise ImageRefused(f"cannot decode image ({truncate(exc, 80)})") from None
 
         orientation = _orientation(image)
 
@@ -393,7 +290,7 @@ def _reduce(image: Image.Image) -> Image.Image:
     of one picture hash alike.
     """
     width, height = image.size
-    factor = _reduction_factor(width, height)
+    factor = reduction_factor(width, height)
     if image.format in ("JPEG", "MPO") and factor > 1:
         # draft() picks its scale with the same rule as above. It is a no-op when the image is
         # already loaded (or has several tiles); the reduce() below then does the work instead.
@@ -405,7 +302,7 @@ def _reduce(image: Image.Image) -> Image.Image:
 
 # Strips of the decoded image are converted and reduced one at a time. A multiple of every
 # reduction factor, so no reduce() block straddles two strips.
-_STRIP_ROWS = 64
+STRIP_ROWS = 64
 # Modes of wide samples: PNG's 16-bit grayscale opens as I;16 (as I in older Pillows).
 _WIDE_MODES = frozenset({"I;16", "I;16B", "I;16L", "I;16N", "I"})
 
@@ -417,12 +314,12 @@ def _gray_reduced(image: Image.Image, factor: int) -> Image.Image:
     blocks never cross a strip), without a second full-size copy of a big image in memory.
     """
     width, height = image.size
-    if height <= _STRIP_ROWS:
+    if height <= STRIP_ROWS:
         gray = _to_gray(image)
         return gray.reduce(factor) if factor > 1 else gray
     out = Image.new("L", (-(-width // factor), -(-height // factor)))
-    for top in range(0, height, _STRIP_ROWS):
-        gray = _to_gray(image.crop((0, top, width, min(top + _STRIP_ROWS, height))))
+    for top in range(0, height, STRIP_ROWS):
+        gray = _to_gray(image.crop((0, top, width, min(top + STRIP_ROWS, height))))
         out.paste(gray.reduce(factor) if factor > 1 else gray, (0, top // factor))
     return out
 

@@ -1,9 +1,10 @@
 """Which ingest job a log line belongs to, how long its phases took, and its one summary line.
 
-The worker entry points (``ingest.tasks``, ``ingest.inline``) run a job inside ``job_run``: it
-binds the ingest job id and rq job id for the job's log lines (config.logs stamps them on
-every record), collects the phase timings the pipeline reports through ``phase``, and ends
-with exactly one ``ingest job ended`` line: outcome, reason, record, counts, durations.
+The task entry points (``ingest.tasks``, run by rq or by the embedded mode's
+``ingest.thread_pool``) run a job inside ``run_logged``: it binds the ingest job id and rq job
+id for the job's log lines (config.logs stamps them on every record), collects the phase
+timings the pipeline reports through ``phase``, and ends with exactly one ``ingest job ended``
+line: outcome, reason, record, counts, durations.
 """
 
 import logging
@@ -39,7 +40,7 @@ def phase(name: str) -> Iterator[None]:
             job.seconds[name] = job.seconds.get(name, 0.0) + time.perf_counter() - started
 
 
-def job_run(
+def run_logged(
     job_id: int,
     run: Callable[[], str],
     *,
@@ -70,7 +71,7 @@ def _log_end(context: JobContext, outcome: str, total: float, queue_wait: float 
 
     from ingest.models import IngestJob
 
-    job_id = cast(int, context.ingest_job_id)  # job_run's context: an ingest job's
+    job_id = cast(int, context.ingest_job_id)  # run_logged's context: an ingest job's
     row: Mapping[str, Any] | None
     try:
         row = (

@@ -6,19 +6,31 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 from catalog import selectors, services
 from catalog.models import Brand, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from ingest.errors import JobEnd
 from ingest.models import IngestJob
-from ingest.services import Claim
-
-if TYPE_CHECKING:
-    from ingest.planning import Plan
 
 Status = IngestJob.Status
 type Record = Runway | StreetSnap
+
+
+class Write(Protocol):
+    """Write an album's record with its images: create it (``record`` None) or reopen the
+    rejected ``record``; ``brand`` is the runway's resolved brand (None for a street snap)."""
+
+    def __call__(
+        self,
+        *,
+        record: Record | None,
+        brand: Brand | None,
+        album: dict[str, Any],
+        images: list[services.NewImage],
+        ingest_job_id: int,
+        content_checksum: str,
+    ) -> Record: ...
 
 
 @dataclass(frozen=True)
@@ -31,15 +43,21 @@ class Kind:
     by_source_key: Callable[[dict[str, Any]], Record | None]
     brand: Callable[[dict[str, Any]], Brand | None]
     by_entity_key: Callable[[dict[str, Any], Brand | None], Record | None]
-    write: Callable[[Plan, dict[str, Any], list[services.NewImage], Claim], Record]
+    write: Write
 
 
 def _write_runway(
-    plan: Plan, album: dict[str, Any], images: list[services.NewImage], claim: Claim
+    *,
+    record: Record | None,
+    brand: Brand | None,
+    album: dict[str, Any],
+    images: list[services.NewImage],
+    ingest_job_id: int,
+    content_checksum: str,
 ) -> Runway:
-    # A runway's plan: its brand was resolved (_runway_brand) and its record is a runway.
+    # A runway's: its brand was resolved (_runway_brand) and its record is a runway.
     content = services.RunwayContent(
-        brand=cast(Brand, plan.brand),
+        brand=cast(Brand, brand),
         season_code=album["season_code"],
         season=album["season"],
         year=album["year"],
@@ -48,16 +66,22 @@ def _write_runway(
         description=album["description"],
         source=album["source"],
         source_url=album["source_url"],
-        ingest_job_id=claim.job_id,
-        content_checksum=claim.payload_checksum,
+        ingest_job_id=ingest_job_id,
+        content_checksum=content_checksum,
     )
-    if plan.record is None:
+    if record is None:
         return services.runway_create(content=content, images=images)
-    return services.runway_reopen(runway=cast(Runway, plan.record), content=content, images=images)
+    return services.runway_reopen(runway=cast(Runway, record), content=content, images=images)
 
 
 def _write_street_snap(
-    plan: Plan, album: dict[str, Any], images: list[services.NewImage], claim: Claim
+    *,
+    record: Record | None,
+    brand: Brand | None,
+    album: dict[str, Any],
+    images: list[services.NewImage],
+    ingest_job_id: int,
+    content_checksum: str,
 ) -> StreetSnap:
     content = services.StreetSnapContent(
         city=album["city"],
@@ -67,12 +91,12 @@ def _write_street_snap(
         description=album["description"],
         source=album["source"],
         source_url=album["source_url"],
-        ingest_job_id=claim.job_id,
-        content_checksum=claim.payload_checksum,
+        ingest_job_id=ingest_job_id,
+        content_checksum=content_checksum,
     )
-    if plan.record is None:
+    if record is None:
         return services.street_snap_create(content=content, images=images)
-    street_snap = cast(StreetSnap, plan.record)  # a street album's plan
+    street_snap = cast(StreetSnap, record)  # a street album's
     return services.street_snap_reopen(street_snap=street_snap, content=content, images=images)
 
 

@@ -14,9 +14,14 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django_rq import get_queue
+from redis.exceptions import RedisError
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.worker import Worker
 
 from catalog.storage import CollectResult, stored_objects_collect
-from ingest import services
+from ingest import queueing, services
 from ingest.models import IngestJob, UsedWebhookId
 
 logger = logging.getLogger(__name__)
@@ -73,7 +78,7 @@ def ingest_jobs_reconcile(*, now: datetime | None = None) -> ReconcileResult:
     for job_id, enqueued_at in waiting.order_by("pk").values_list("pk", "enqueued_at"):
         if enqueued_at is not None and _still_on_queue(job_id, enqueued_at, stale_before):
             continue
-        if services.ingest_job_enqueue(job_id=job_id):
+        if queueing.ingest_job_enqueue(job_id=job_id):
             result.enqueued.append(job_id)
         else:
             result.not_enqueued.append(job_id)
@@ -121,8 +126,6 @@ def _still_on_queue(job_id: int, enqueued_at: datetime, stale_before: datetime) 
         # In-process jobs live in the memory of the process that accepted them; one queued
         # for longer than a job may run has lost that process.
         return enqueued_at >= stale_before
-    from redis.exceptions import RedisError
-
     try:
         return _rq_job_waiting(job_id)
     except RedisError:
@@ -140,15 +143,10 @@ def _rq_job_waiting(job_id: int) -> bool:
     taking a job from the queue and starting it leaves the job QUEUED in rq's intermediate
     list, where rq looks only every 10 minutes too.
     """
-    from django_rq import get_queue
-    from rq.exceptions import NoSuchJobError
-    from rq.job import Job, JobStatus
-    from rq.worker import Worker
-
     queue = get_queue(settings.INGEST_QUEUE)
     connection = queue.connection
     try:
-        rq_job = Job.fetch(services.rq_job_id(job_id), connection=connection)
+        rq_job = Job.fetch(queueing.rq_job_id(job_id), connection=connection)
     except NoSuchJobError:
         return False
     status = rq_job.get_status()

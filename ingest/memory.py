@@ -1,16 +1,142 @@
-"""The decode budget of this process: every image a worker analyses at once shares it.
+"""The decode budget of this process: every image a worker analyses at once shares it; and
+what each decode costs, estimated from the header before a pixel is decoded.
 
 One per process, not per job: the bound that matters is the worker's memory, whatever runs in
-it (an rq work-horse runs one job, the embedded mode one job at a time in a thread).
+it (an rq work-horse runs one job, the embedded mode one job at a time in a thread). The cost
+model, its measurements and the bound they give a worker: docs/hashing.md, "Decode memory".
 """
 
+import contextlib
 import ctypes
 import ctypes.util
 import threading
+from collections.abc import Iterator
 
 from django.conf import settings
+from PIL import Image
 
-from ingest.hashing import DecodeBudget
+from ingest.hashing import STRIP_ROWS, ImageRefused, Reservation, reduction_factor
+
+MIB = 1024 * 1024
+
+
+class DecodeBudget:
+    """Bytes that the images decoded at once, by any thread, may hold together.
+
+    A decode reserves its :func:`decode_cost` and waits while the others' reservations leave
+    too little; no reservation is ever larger than ``limit`` (the caller refuses that image),
+    and each thread holds one at a time, so a wait always ends when another decode does.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._free = limit
+        self._changed = threading.Condition()
+
+    @contextlib.contextmanager
+    def reserve(self, cost: int) -> Iterator[None]:
+        if cost > self.limit:
+            raise ValueError(f"a reservation of {cost} bytes can never fit in {self.limit}")
+        with self._changed:
+            self._changed.wait_for(lambda: self._free >= cost)
+            self._free -= cost
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._free += cost
+                self._changed.notify_all()
+
+    @property
+    def reserved(self) -> int:
+        with self._changed:
+            return self.limit - self._free
+
+
+# Bytes per pixel of Pillow's storage for a mode: one byte for 1, L and P, two for the 16-bit
+# modes, four for every other mode (RGB is stored as RGBX, LA as four bytes too).
+_STORAGE_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16B": 2, "I;16L": 2, "I;16N": 2}
+# Pillow decodes WebP through libwebp's animation decoder, which keeps two RGBA canvases of its
+# own, then hands over the frame as a bytes object that is copied into the image: four RGBA
+# copies of the picture at once (measured, docs/hashing.md).
+_WEBP_BYTES_PER_PIXEL = 16
+# Per strip of _gray_reduced: the cropped strip, its numpy temporaries and its grayscale copy.
+_STRIP_BYTES_PER_PIXEL = 8
+# JPEG coefficients are 16-bit, one per sample.
+_JPEG_COEFFICIENT_BYTES = 2
+# What every decode holds besides the pixels: row buffers, zlib's or libjpeg's state.
+_DECODER_SLACK = 4 * MIB
+
+
+def decode_cost(image: Image.Image, data: bytes) -> int:
+    """Peak bytes that decoding ``image`` (opened, not loaded) the way this module does takes.
+
+    Measured per format at 8000x8000 (docs/hashing.md); each term is an upper bound of what
+    the decoder allocates, so a reservation of this size is never exceeded.
+    """
+    width, height = image.size
+    pixels = width * height
+    strip = min(height, STRIP_ROWS) * width * _STRIP_BYTES_PER_PIXEL + _DECODER_SLACK
+    if image.format == "WEBP":
+        return pixels * _WEBP_BYTES_PER_PIXEL + len(data) + strip
+    if image.format in ("JPEG", "MPO"):
+        # The draft decode writes only the reduced picture (4 bytes a pixel at most, CMYK)...
+        factor = reduction_factor(width, height)
+        cost = -(-width // factor) * -(-height // factor) * 4 + strip
+        if image.info.get("progressive") or image.info.get("progression") or _several_scans(data):
+            # ...but a file of several scans (progressive, or baseline with a scan per
+            # component) makes libjpeg keep every coefficient of the whole image until the
+            # last scan, whatever the output scale.
+            cost += _JPEG_COEFFICIENT_BYTES * _jpeg_samples(image)
+        return cost
+    return pixels_cost(width, height, image.mode)
+
+
+def pixels_cost(width: int, height: int, mode: str) -> int:
+    """:func:`decode_cost` of a PNG or GIF: Pillow's storage of the mode, plus the strips."""
+    strip = min(height, STRIP_ROWS) * width * _STRIP_BYTES_PER_PIXEL + _DECODER_SLACK
+    return width * height * _STORAGE_BYTES.get(mode, 4) + strip
+
+
+def _several_scans(data: bytes) -> bool:
+    # Entropy-coded data never holds an unstuffed 0xFF followed by a marker byte, so every
+    # FF DA after the headers is a start of scan. One in the headers (an EXIF thumbnail's)
+    # only makes the estimate cautious.
+    return data.count(b"\xff\xda") > 1
+
+
+def _jpeg_samples(image: Image.Image) -> int:
+    """Samples in all components, each component's plane padded to whole 8x8 blocks."""
+    width, height = image.size
+    layers = getattr(image, "layer", None) or [("", 1, 1, 0)] * len(image.getbands())
+    h_max = max(layer[1] for layer in layers) or 1
+    v_max = max(layer[2] for layer in layers) or 1
+    total = 0
+    for _id, h, v, _table in layers:
+        plane_w = -(-width * max(h, 1) // h_max)
+        plane_h = -(-height * max(v, 1) // v_max)
+        total += (-(-plane_w // 8) * 8) * (-(-plane_h // 8) * 8)
+    return total
+
+
+def decode_reservation(budget: DecodeBudget) -> Reservation:
+    """What ingest.hashing.analyse_image holds around a decode: the decode's cost reserved in
+    ``budget``; an image that costs more than the whole budget is refused."""
+
+    def reserve(image: Image.Image, data: bytes) -> contextlib.AbstractContextManager[None]:
+        cost = decode_cost(image, data)
+        if cost > budget.limit:
+            width, height = image.size
+            fmt = (image.format or "").replace("MPO", "JPEG")
+            raise ImageRefused(
+                f"decoding this {width}x{height} {fmt} would take about "
+                f"{cost / MIB:.0f} MiB of memory, more than the {budget.limit / MIB:.0f} MiB "
+                "decode budget"
+            )
+        return budget.reserve(cost)
+
+    return reserve
+
 
 _M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 _MMAP_THRESHOLD_BYTES = 1024 * 1024
@@ -35,10 +161,9 @@ def _return_freed_blocks() -> None:
     """Make glibc hand big freed blocks back to the system instead of keeping them.
 
     Once it has freed one mmapped block, glibc raises its mmap threshold up to 32 MiB, and
-    later blocks below that come from per-thread arenas that keep them when freed. So eight
-    download threads decoding in turn each kept a decode's worth: a worker grew by 581 MiB on
-    an album whose decodes never held more than 256 MiB at once, and by 298 MiB with a fixed
-    threshold (tests/ingest/test_memory.py). Setting the threshold also stops it moving.
+    later blocks below that come from per-thread arenas that keep them when freed, so download
+    threads decoding in turn each kept a decode's worth of memory, far beyond the budget
+    (measured: docs/hashing.md, "Decode memory"). Setting the threshold also stops it moving.
     """
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c"))

@@ -34,6 +34,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, InterfaceError, OperationalError, connections
 from rq.timeouts import BaseTimeoutException
 
+from catalog.text import truncate
 from ingest import downloads, joblog, planning, writing
 from ingest.downloads import (
     Outcome,
@@ -43,14 +44,20 @@ from ingest.downloads import (
     classify,
     earlier_downloads,
 )
-from ingest.errors import JobEnd, LostRace, Transient, short
+from ingest.errors import JobEnd, JobRetry
 from ingest.kinds import KINDS, Kind, Record
 from ingest.lease import renewing
 from ingest.models import IngestJob
 from ingest.planning import Plan
 from ingest.report import Report
-from ingest.services import Claim, Superseded, ingest_job_claim, ingest_job_release
-from ingest.writing import job_finish
+from ingest.services import (
+    Claim,
+    Superseded,
+    ingest_job_claim,
+    ingest_job_finish,
+    ingest_job_release,
+)
+from ingest.writing import LostRace
 
 logger = logging.getLogger(__name__)
 
@@ -72,10 +79,11 @@ def run_job(job_id: int, *, final_attempt: bool, lease: bool = False) -> str:
     if claim is None:
         return "nothing to do"
     with renewing(claim) if lease else nullcontext():
-        return _execute(claim, final_attempt=final_attempt)
+        return _attempt(claim, final_attempt=final_attempt)
 
 
-def _execute(claim: Claim, *, final_attempt: bool) -> str:
+def _attempt(claim: Claim, *, final_attempt: bool) -> str:
+    """One attempt at a claimed job: its steps, and what each kind of error makes of it."""
     job_id = claim.job_id
     report = Report(
         max_issues=settings.INGEST_REPORT_MAX_ISSUES,
@@ -84,20 +92,20 @@ def _execute(claim: Claim, *, final_attempt: bool) -> str:
     # What this attempt stored, by URL: handed back with the job for the next attempt.
     downloaded: dict[str, dict[str, Any]] = dict(claim.downloaded)
     try:
-        return _run(claim, report, downloaded, final_attempt=final_attempt)
+        return _steps(claim, report, downloaded, final_attempt=final_attempt)
     except Superseded:
         return _superseded(claim)
     except JobEnd as end:
         return _end(claim, end, report)
-    except (Transient, BaseTimeoutException) as exc:
+    except (JobRetry, BaseTimeoutException) as exc:
         # rq's job timeout (INGEST_JOB_TIMEOUT) is raised in this thread wherever the job is; it
         # is an ordinary Exception, and no bug: a site too slow for one attempt. Retried like
         # any transient error (the download budget normally ends a job well before it).
-        transient = exc if isinstance(exc, Transient) else _timed_out(exc)
+        retry = exc if isinstance(exc, JobRetry) else _timed_out(exc)
         if final_attempt:
-            return _end(claim, JobEnd(Status.FAILED, transient.reason, transient.error), report)
+            return _end(claim, JobEnd(Status.FAILED, retry.reason, retry.error), report)
         try:
-            _hand_back(claim, transient.error, downloaded)
+            _hand_back(claim, retry.error, downloaded)
         except Superseded:
             return _superseded(claim)  # another execution decides, and retries if need be
         except DatabaseError:
@@ -109,7 +117,7 @@ def _execute(claim: Claim, *, final_attempt: bool) -> str:
         # The database went away (or deadlocked): retry like any transient error. Recording
         # that may fail too; then the row stays running, and the next attempt (rq's retry, or
         # reconcile's reclaim) takes it over.
-        error = f"database error: {short(exc, 300)}"
+        error = f"database error: {truncate(exc, 300)}"
         try:
             if final_attempt:
                 _reconnect()
@@ -122,7 +130,7 @@ def _execute(claim: Claim, *, final_attempt: bool) -> str:
         # A bug, not the input: fail readably on the row (never retry a bug on a loop) and log
         # the traceback for us.
         logger.exception("ingest job %s failed unexpectedly", job_id)
-        error = f"internal error: {type(exc).__name__}: {short(exc, 300)}"
+        error = f"internal error: {type(exc).__name__}: {truncate(exc, 300)}"
         return _end(claim, JobEnd(Status.FAILED, "internal_error", error), report)
 
 
@@ -147,16 +155,24 @@ def _reconnect() -> None:
     connection.close()
 
 
-def _timed_out(exc: BaseTimeoutException) -> Transient:
-    return Transient(
+def _timed_out(exc: BaseTimeoutException) -> JobRetry:
+    return JobRetry(
         "job_timeout",
-        f"rq job timeout: {short(exc, 300)} (INGEST_JOB_TIMEOUT is {settings.INGEST_JOB_TIMEOUT}s)",
+        f"rq job timeout: {truncate(exc, 300)} "
+        f"(INGEST_JOB_TIMEOUT is {settings.INGEST_JOB_TIMEOUT}s)",
     )
 
 
 def _end(claim: Claim, end: JobEnd, report: Report) -> str:
     try:
-        job_finish(claim, end, report)
+        ingest_job_finish(
+            claim=claim,
+            status=end.status,
+            reason=end.reason,
+            error=end.error,
+            report=report.as_dict(),
+            record=end.record,
+        )
     except Superseded:
         return _superseded(claim)
     return end.status
@@ -169,7 +185,7 @@ def _superseded(claim: Claim) -> str:
     return "superseded"
 
 
-def _run(
+def _steps(
     claim: Claim,
     report: Report,
     downloaded: dict[str, dict[str, Any]],
@@ -197,13 +213,13 @@ def _run(
     stored = classify(album, outcomes, report)
     storage_failures = [o for o in outcomes if isinstance(o, StorageFailure)]
     if storage_failures:
-        raise Transient("storage_error", f"storage error: {storage_failures[0].error}")
+        raise JobRetry("storage_error", f"storage error: {storage_failures[0].error}")
     transient = [o for o in outcomes if isinstance(o, Refusal) and o.transient]
     if not stored and transient and not final_attempt:
         # Not one image came through, some of them transiently: the site is down, not its
         # images, and a retry of the whole job in a while is what can help.
         first = album["images"][outcomes.index(transient[0])]["url"]
-        raise Transient(
+        raise JobRetry(
             "transient_error",
             f"all {len(outcomes)} images failed, {len(transient)} transiently, first {first}: "
             f"{transient[0].reason}",

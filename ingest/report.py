@@ -18,9 +18,10 @@ from typing import Any
 DEFAULT_MAX_ISSUES = 100
 
 
-def image_name(index: int) -> str:
-    """How the report names the image at `index` of the album (0-based, as sent): by its
-    number counted from 1, as the editors' admin numbers it (review.naming.image_number)."""
+def sent_image_name(index: int) -> str:
+    """How the report names the image the crawler sent at `index` (0-based): by its number
+    counted from 1, as the editors' admin numbers it (review.naming.image_number). Not
+    review.naming.image_name, which names a stored image row, with its id."""
     return f"image {index + 1}"
 
 
@@ -54,9 +55,8 @@ class Report:
     def image_repeated(self, *, index: int, url: str, first_index: int) -> None:
         self.received += 1
         self.repeated += 1
-        self.issue(
-            index=index, url=url, reason=f"same bytes as {image_name(first_index)}; stored once"
-        )
+        first = sent_image_name(first_index)
+        self.issue(index=index, url=url, reason=f"same bytes as {first}; stored once")
 
     def image_duplicate(self, *, index: int, url: str, reason: str) -> None:
         if self.duplicates >= self.stored:

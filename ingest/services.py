@@ -1,6 +1,6 @@
-"""Writes of the ingest app: accept a submission, enqueue it, and the job's state transitions
-(claim, renew its lease, release for a retry, finish, retry from the admin). The maintenance
-steps are in ingest.maintenance.
+"""Writes of the ingest app: accept a submission, and the job's state transitions (claim, renew
+its lease, release for a retry, finish, retry from the admin). How a job reaches a worker is
+ingest.queueing's; the maintenance steps are in ingest.maintenance.
 
 Every transition locks the job row and checks the state it starts from. The worker's writes
 are fenced by the attempt number it claimed with: once a job was taken over (reclaimed as
@@ -15,10 +15,11 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from catalog.models import Runway, StreetSnap
+from ingest import queueing
 from ingest.content import content_checksum
 from ingest.models import IngestJob, UsedWebhookId
 
@@ -45,7 +46,7 @@ class JobStateError(Exception):
         self.status = status
 
 
-# --- Accept and enqueue ----------------------------------------------------------------------
+# --- Accept ----------------------------------------------------------------------
 
 
 def ingest_job_accept(*, webhook_id: str, album: dict[str, Any]) -> IngestJob:
@@ -73,114 +74,8 @@ def ingest_job_accept(*, webhook_id: str, album: dict[str, Any]) -> IngestJob:
         )
         # robust: nothing after the commit may turn the crawler's 202 into an error; a job
         # that was not handed over is reconcile's (ingest_job_enqueue itself never raises).
-        transaction.on_commit(partial(ingest_job_enqueue, job_id=job.pk), robust=True)
+        transaction.on_commit(partial(queueing.ingest_job_enqueue, job_id=job.pk), robust=True)
     return job
-
-
-def rq_job_id(job_id: int) -> str:
-    # One rq id per ingest job (e.g. "ingest-job-17"): reconcile can ask Redis whether the job
-    # is still there, and a second enqueue of a waiting job replaces it instead of doubling it.
-    return f"{settings.INGEST_QUEUE}-job-{job_id}"
-
-
-def ingest_job_enqueue(*, job_id: int) -> bool:
-    """The one way a job reaches a worker (the endpoint, the admin's retry, reconcile).
-
-    With REDIS_URL: the `ingest` rq queue, retried with backoff on transient errors. Without:
-    the in-process runner (the embedded mode). Returns whether the job was handed over; a
-    failure is logged, never raised: the job row is the durable record and `reconcile` will
-    hand it over later.
-    """
-    if settings.REDIS_URL:
-        from django_rq import get_queue
-        from redis.exceptions import RedisError
-        from rq import Retry
-
-        from ingest.tasks import run_ingest_job
-
-        intervals = settings.INGEST_RETRY_INTERVALS
-        try:
-            # commit_mode="auto": we are already past the commit (on_commit or outside any
-            # transaction), and we need to know whether the enqueue reached Redis.
-            queue = get_queue(settings.INGEST_QUEUE, commit_mode="auto")
-            with queue.connection.pipeline() as pipe:
-                # One transaction: the job's entry still waiting on the queue (two reconciles
-                # at once, a retry racing one) is replaced, not doubled. A second delivery
-                # that still gets through (a worker took the first meanwhile) finds the job
-                # leased, or finished, and does nothing (ingest_job_claim).
-                pipe.multi()
-                pipe.lrem(queue.key, 0, rq_job_id(job_id))
-                queue.enqueue(
-                    run_ingest_job,
-                    job_id,
-                    job_id=rq_job_id(job_id),
-                    retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
-                    job_timeout=settings.INGEST_JOB_TIMEOUT,
-                    description=f"ingest job {job_id}",
-                    pipeline=pipe,
-                )
-                pipe.execute()
-        except RedisError:
-            logger.warning("ingest job %s: Redis unavailable; reconcile will enqueue it", job_id)
-            return False
-        _mark_enqueued(job_id)
-    else:
-        from ingest import inline
-
-        # Marked first: once submitted, the job's own writes start at once, and on SQLite two
-        # writers contend for the one database lock.
-        _mark_enqueued(job_id)
-        inline.submit(job_id)
-    return True
-
-
-def renditions_enqueue(*, kind: str, record_id: int) -> bool:
-    """Hand the renditions of one album to a worker: the `ingest` rq queue (retried with
-    backoff on storage errors), or the in-process runner in the embedded mode. Returns whether
-    it was handed over; never raises: an album whose renditions never ran is shown with its
-    originals, and `manage.py renditions` makes them later.
-
-    A follow-up job rather than a step of the ingest job: bench/renditions.py measured the
-    album reaching the review queue about as fast as without renditions this way, where
-    rendering inside the job would delay it by the whole album's rendering time
-    (docs/renditions.md).
-    """
-    if not settings.RENDITIONS_AT_INGEST:
-        return False
-    if settings.REDIS_URL:
-        from django_rq import get_queue
-        from redis.exceptions import RedisError
-        from rq import Retry
-
-        from ingest.tasks import run_renditions
-
-        intervals = settings.INGEST_RETRY_INTERVALS
-        try:
-            get_queue(settings.INGEST_QUEUE, commit_mode="auto").enqueue(
-                run_renditions,
-                kind,
-                record_id,
-                retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
-                job_timeout=settings.INGEST_JOB_TIMEOUT,
-                description=f"renditions of {kind} {record_id}",
-            )
-        except RedisError:
-            logger.warning("renditions of %s %s: Redis unavailable; not enqueued", kind, record_id)
-            return False
-    else:
-        from ingest import inline
-
-        inline.submit_renditions(kind, record_id)
-    return True
-
-
-def _mark_enqueued(job_id: int) -> None:
-    # The job is on its way whether or not this is recorded: a row without enqueued_at only
-    # makes reconcile enqueue it once more later (its waiting entry replaced, not doubled).
-    try:
-        IngestJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
-    except DatabaseError:
-        logger.warning("ingest job %s: could not record the enqueue", job_id, exc_info=True)
 
 
 # --- The worker's transitions ----------------------------------------------------------------
@@ -331,10 +226,10 @@ def ingest_job_finish(
     reason: str = "",
     error: str = "",
     report: dict[str, Any],
-    runway: Runway | None = None,
-    street_snap: StreetSnap | None = None,
+    record: Runway | StreetSnap | None = None,
 ) -> None:
-    """End a claimed job as succeeded, skipped or failed. Raises :class:`Superseded`."""
+    """End a claimed job as succeeded, skipped or failed, with the record it concerns (the
+    one it wrote, or the one that made it a skip). Raises :class:`Superseded`."""
     if status not in FINISHED:
         raise ValueError(f"{status} is not a finished status")
     with transaction.atomic():
@@ -343,8 +238,8 @@ def ingest_job_finish(
         job.reason = reason[:255]
         job.error = error
         job.report = report
-        job.runway = runway
-        job.street_snap = street_snap
+        job.runway = record if isinstance(record, Runway) else None
+        job.street_snap = record if isinstance(record, StreetSnap) else None
         job.downloaded = {}  # only a retry reads it
         job.finished_at = timezone.now()
         job.save(
@@ -360,12 +255,12 @@ def ingest_job_finish(
                 "updated_at",
             ]
         )
-        record = runway or street_snap
         if status == IngestJob.Status.SUCCEEDED and record is not None:
             # After the commit: the follow-up job must find the image rows.
-            kind = IngestJob.Kind.RUNWAY if runway is not None else IngestJob.Kind.STREET
+            kind = IngestJob.Kind.RUNWAY if isinstance(record, Runway) else IngestJob.Kind.STREET
             transaction.on_commit(
-                partial(renditions_enqueue, kind=str(kind), record_id=record.pk), robust=True
+                partial(queueing.renditions_enqueue, kind=str(kind), record_id=record.pk),
+                robust=True,
             )
 
 
@@ -422,5 +317,5 @@ def ingest_job_retry(*, job_id: int) -> IngestJob:
                 "updated_at",
             ]
         )
-        transaction.on_commit(partial(ingest_job_enqueue, job_id=job.pk), robust=True)
+        transaction.on_commit(partial(queueing.ingest_job_enqueue, job_id=job.pk), robust=True)
     return job

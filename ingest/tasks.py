@@ -1,14 +1,22 @@
-"""rq entry points: thin, ids only (the job row holds everything else)."""
+"""Task entry points: thin, ids only (the job row holds everything else). rq's workers run
+them, and so does the embedded mode's background thread (ingest.thread_pool); ingest.queueing
+names them by dotted path."""
 
 import logging
-from datetime import UTC, datetime
+import time
+from datetime import UTC, datetime, timedelta
 
+import django_rq
+from django.conf import settings
 from django.db import close_old_connections, connections
+from django.utils import timezone
 from rq import get_current_job
 
-from catalog import rendering
+from catalog import selectors
+from catalog import tasks as catalog_tasks
 from ingest import joblog, pipeline
 from ingest.maintenance import ingest_jobs_reconcile, media_gc, webhook_ids_purge
+from ingest.queueing import renditions_enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +37,7 @@ def run_ingest_job(job_id: int) -> str:
         queued_at = rq_job.enqueued_at if rq_job is not None else None
         if queued_at is not None and queued_at.tzinfo is None:
             queued_at = queued_at.replace(tzinfo=UTC)  # older rq stores naive UTC
-        return joblog.job_run(
+        return joblog.run_logged(
             job_id,
             lambda: pipeline.run_job(job_id, final_attempt=final_attempt, lease=True),
             rq_job_id=rq_job.id if rq_job is not None else None,
@@ -39,26 +47,21 @@ def run_ingest_job(job_id: int) -> str:
         connections.close_all()
 
 
-def run_renditions(kind: str, record_id: int) -> str:
-    """Make the renditions of one album's images (the follow-up of its ingest job).
-
-    A storage error raises while rq has retries left (rendering.Transient), so rq retries
-    with backoff; the images already done are skipped then. On the last attempt the images
-    still failing are marked failed, and the album is shown with their originals.
+def run_ingest_job_in_process(job_id: int, submitted: float) -> str:
+    """Run ingest job ``job_id`` on the embedded mode's background thread, submitted at
+    ``submitted`` (time.monotonic()). No scheduler, so every run is the job's last attempt; no
+    lease, as the thread dies only with its process (reconcile judges such a job by its age).
     """
-    close_old_connections()
-    try:
-        rq_job = get_current_job()
-        final_attempt = rq_job is None or not rq_job.retries_left
-        tally = rendering.record_renditions_make(
-            kind=kind, record_id=record_id, final_attempt=final_attempt
-        )
-        return (
-            f"done {tally.done}, skipped {tally.skipped}, original missing {tally.missing}, "
-            f"failed {tally.failed}"
-        )
-    finally:
-        connections.close_all()
+    return joblog.run_logged(
+        job_id,
+        lambda: pipeline.run_job(job_id, final_attempt=True),
+        queue_wait=time.monotonic() - submitted,
+    )
+
+
+# rq jobs enqueued before the renditions task moved to catalog.tasks name this path; they
+# still run.
+run_renditions = catalog_tasks.run_renditions
 
 
 # --- Maintenance (the `maintenance` queue; config/cron.py schedules them) -----------------------
@@ -132,16 +135,6 @@ def renditions_catch_up() -> str:
     enqueued wait in a long queue, and an album whose job keeps dying does not hold the others
     back. Once that time is over, a later run tries the album again.
     """
-    # Imported here: this hunk stays apart from the ingest entry point above.
-    import time
-    from datetime import timedelta
-
-    import django_rq
-    from django.conf import settings
-    from django.utils import timezone
-
-    from ingest.services import renditions_enqueue
-
     if not settings.RENDITIONS_AT_INGEST or not settings.REDIS_URL:
         return "skipped: renditions are made by `manage.py renditions` only"
 
@@ -156,7 +149,7 @@ def renditions_catch_up() -> str:
         redis.zremrangebyscore(key, "-inf", now - remember)
         # redis-py types a reply as any reply type; without decode_responses members are bytes.
         recent = {_album(member) for member in redis.zrange(key, 0, -1)}  # type: ignore[arg-type]
-        albums = rendering.records_without_renditions(
+        albums = selectors.records_without_renditions(
             limit=RENDITIONS_CATCH_UP_ALBUMS,
             stored_before=timezone.now() - timedelta(seconds=grace),
             exclude=recent,

@@ -23,10 +23,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq.worker import Worker
 
 from ingest import joblog
+from ingest.queueing import RUN_INGEST_JOB
 from ingest.services import ingest_job_lease_end
 
 REDIS_DOWN = (RedisConnectionError, RedisTimeoutError)
-RUN_INGEST_JOB = "ingest.tasks.run_ingest_job"
 
 
 class JobIdsInLogs:

@@ -12,32 +12,26 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from catalog import selectors, services
-from catalog.models import Runway, StreetSnap
 from catalog.storage import stored_objects_hold
 from ingest import planning
 from ingest.downloads import StoredImage
-from ingest.errors import JobEnd, LostRace, Transient
+from ingest.errors import JobRetry
 from ingest.hashing import AnalysedImage, band_probes, hamming
 from ingest.kinds import Kind
 from ingest.models import IngestJob
 from ingest.planning import Plan
-from ingest.report import Report, image_name
+from ingest.report import Report, sent_image_name
 from ingest.services import Claim, ingest_job_finish, ingest_job_lock_claimed
 
 Status = IngestJob.Status
 
 
-def job_finish(claim: Claim, end: JobEnd, report: Report) -> None:
-    record = end.record
-    ingest_job_finish(
-        claim=claim,
-        status=end.status,
-        reason=end.reason,
-        error=end.error,
-        report=report.as_dict(),
-        runway=record if isinstance(record, Runway) else None,
-        street_snap=record if isinstance(record, StreetSnap) else None,
-    )
+class LostRace(Exception):
+    """Another job wrote this album between our lookup and our insert."""
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__("lost the race for this album")
+        self.plan = plan
 
 
 def write_album(
@@ -62,14 +56,21 @@ def write_album(
             for url, entry in list(downloaded.items()):
                 if entry["storage_key"] in missing:
                     del downloaded[url]  # to be downloaded and stored again
-            raise Transient(
+            raise JobRetry(
                 "storage_error",
                 f"{len(missing)} stored image(s) were deleted by gc_media before this job wrote "
                 f"its rows (first {missing[0]}); they must be stored again",
             )
         new_images = _new_images(kind, stored, plan, final_report)
         try:
-            record = kind.write(plan, album, new_images, claim)
+            record = kind.write(
+                record=plan.record,
+                brand=plan.brand,
+                album=album,
+                images=new_images,
+                ingest_job_id=claim.job_id,
+                content_checksum=claim.payload_checksum,
+            )
         except IntegrityError as exc:
             if not _is_record_key_violation(exc):
                 raise
@@ -77,7 +78,9 @@ def write_album(
         except services.RecordStateError as exc:
             # The rejected record changed state between our lookup and our lock.
             raise LostRace(plan) from exc
-        job_finish(claim, JobEnd(Status.SUCCEEDED, "", record=record), final_report)
+        ingest_job_finish(
+            claim=claim, status=Status.SUCCEEDED, report=final_report.as_dict(), record=record
+        )
     return Status.SUCCEEDED
 
 
@@ -103,7 +106,7 @@ def _new_images(
                 what = f"{kind.image_label} {existing_id}"
             else:
                 dup_of_position = earlier
-                what = f"{image_name(stored[earlier].index)} of this album"
+                what = f"{sent_image_name(stored[earlier].index)} of this album"
             report.image_duplicate(
                 index=item.index,
                 url=item.url,
@@ -198,7 +201,7 @@ def _attach_details(
                 index=item.index,
                 url=item.url,
                 reason="stored as a main image: its parent "
-                f"({image_name(item.album_image['parent'])}) was not stored as a main image",
+                f"({sent_image_name(item.album_image['parent'])}) was not stored as a main image",
             )
             attached.append(image)
             continue

@@ -130,8 +130,8 @@ VIEWS_V2 = [
 ]
 
 # V3: each image's renditions (JSON: [{"width", "height", "key"}, ...]), ThumbHash placeholder
-# and average colour (catalog.rendering writes them after the objects are stored). Visibility
-# rules unchanged.
+# and average colour (catalog.services.renditions writes them after the objects are stored).
+# Visibility rules unchanged.
 VIEWS_V3 = [
     VIEWS_V2[0],
     """

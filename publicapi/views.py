@@ -94,7 +94,7 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
     serializer_class: type[RunwaySerializer] | type[StreetSnapSerializer]
 
     def get_queryset(self):
-        return self.serializer_class.Meta.model.objects.order_by(*NEWEST_FIRST)
+        return self.serializer_class.table.model._default_manager.order_by(*NEWEST_FIRST)
 
     def list(self, request, *args, **kwargs):
         pagination = cast(PublicPagination, self.paginator)  # the pagination_class
@@ -106,7 +106,7 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
         filtered = None
         if any(name in request.query_params for name in self.filterset_class.base_filters):
             filtered = self.filter_queryset(self.get_queryset())
-        model = self.serializer_class.Meta.model
+        model = self.serializer_class.table.model
         page = queries.page(model, filtered, offset=offset, size=size)
         if page is None:
             raise NotFound()
@@ -134,19 +134,19 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
         pk = self.kwargs[self.lookup_field]
         if len(pk) > 18:  # beyond any id (and a bigint: SQLite's driver would overflow)
             raise NotFound()
-        record = queries.detail(self.serializer_class.Meta.model, int(pk))
+        record = queries.detail(self.serializer_class.table.model, int(pk))
         if record is None:
             raise NotFound()
         return Response(self.rendered(record))
 
     def rendered(self, instance, *, many: bool = False):
-        """The JSON of a record or a page of them: the serializer's render function called
-        directly (no serializer objects per request: their construction was a tenth of a
-        list request's Python), or DRF's serializer when DirectRendering is off."""
+        """The JSON of a record or a page of them: the serializer's table rendered directly
+        (no serializer objects per request: their construction was a tenth of a list
+        request's Python), or DRF's serializer when TableSerializer.fast is off."""
         serializer_class = self.get_serializer_class()
         if not serializer_class.fast:
             return self.get_serializer(instance, many=many).data
-        render = serializer_class.render
+        render = serializer_class.table.render
         request = self.request
         if many:
             return [render(record, request) for record in instance]
@@ -170,8 +170,8 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
         RunwayDetailSerializer,
         "runways",
         "A runway with its images and looks",
-        "`images` in album order; `looks` groups the same images by `look_index` "
-        "(a look and its detail shots share one), looks in `look_index` order.",
+        "`images` in album order; `looks` groups them by `look_index` (a look and its detail "
+        "shots share one), looks in `look_index` order, each naming its images by `id`.",
     ),
 )
 class RunwayViewSet(PublicRecordViewSet):
@@ -202,8 +202,8 @@ class RunwayViewSet(PublicRecordViewSet):
         StreetSnapDetailSerializer,
         "street snaps",
         "A street-style album with its images and groups",
-        "`images` in album order; `groups` has each main image with its details, in album "
-        "order. A detail whose main image is no longer shown is shown as a main image.",
+        "`images` in album order; `groups` names each main image and its details by `id`, in "
+        "album order. A detail whose main image is no longer shown is shown as a main image.",
     ),
 )
 class StreetSnapViewSet(PublicRecordViewSet):

@@ -81,7 +81,7 @@ def rq_queue(settings):
     """A queue of our own on TEST_REDIS_URL, so nothing else on that Redis is touched.
 
     Every key we create carries the queue's unique name: the queue and its registries, the rq
-    job ids (ingest.services.rq_job_id) and their results, and the names we give workers. So
+    job ids (ingest.queueing.rq_job_id) and their results, and the names we give workers. So
     cleaning up is deleting the keys that match it, and dropping our workers from rq's sets.
     """
     import django_rq

@@ -141,12 +141,12 @@ def runway_detail(request, pk):
     cover = next((i for i in images if i["id"] == row[9]), None)
     looks: dict[int, list] = {}
     for item in images:
-        looks.setdefault(item["look_index"], []).append(item)
+        looks.setdefault(item["look_index"], []).append(item["id"])
     return respond(
         {
             **runway(row, cover),
             "images": images,
-            "looks": [{"look_index": k, "images": looks[k]} for k in sorted(looks)],
+            "looks": [{"look_index": k, "image_ids": looks[k]} for k in sorted(looks)],
         }
     )
 

@@ -3,7 +3,9 @@
 - `records`: the record lock and save every write to an existing record goes through, the
   refusals, and who may curate;
 - `curation`: the editors' field edits and image operations;
-- `ingest_writes`: the ingest pipeline's create and reopen, with their content types.
+- `ingest_writes`: the ingest pipeline's create and reopen, with their content types;
+- `renditions`: the renditions, placeholder and colour of stored images (storage, then the
+  image row; the pure rendering is catalog.imaging).
 
 Callers import from here; the modules say where each write lives.
 """
@@ -39,6 +41,7 @@ from catalog.services.records import (
     record_lock,
     record_save,
 )
+from catalog.services.renditions import image_renditions_make, record_renditions_make
 
 __all__ = [
     "EDITABLE_FIELDS",
@@ -50,11 +53,13 @@ __all__ = [
     "RunwayContent",
     "StaleRecord",
     "StreetSnapContent",
+    "image_renditions_make",
     "image_soft_delete",
     "permission_name",
     "record_apply_edits",
     "record_check_may_curate",
     "record_lock",
+    "record_renditions_make",
     "record_save",
     "record_set_cover",
     "record_update",

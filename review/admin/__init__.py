@@ -4,9 +4,9 @@ the review history.
 
 Admin code holds no business rules: every write to an album goes through review.services
 (transitions, field edits, image operations; built on catalog.services), and their refusals
-become messages. One module per concern; the record admins are one class chain, each part
-adding what its module is for: permissions, record_list, queue, curation, record_page,
-transitions, and records (the two kinds, registered).
+become messages. One ModelAdmin per kind (records), whose get_urls routes each page and
+button to a plain view of review.admin.views, a function of the model admin as Django's
+delete_selected is.
 """
 
 from review.admin import brands, history, records

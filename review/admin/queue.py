@@ -1,4 +1,10 @@
-"""The queue an editor came from: where the album stands in it, and the next album."""
+"""The queue an editor came from: where an album stands in it, and the next album.
+
+Django's admin carries the list's query string (tab, filters, search, order) to the record
+page and back as `_changelist_filters`; the record page's decisions carry it on, so "next"
+means the next album of that list, not of the unfiltered queue. Plain functions of the
+record admin (`modeladmin`), as the views beside them are.
+"""
 
 from __future__ import annotations
 
@@ -8,173 +14,147 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import FieldDoesNotExist, PermissionDenied
+from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Count, F, OrderBy, Q, QuerySet
-from django.http import HttpResponse, HttpResponseRedirect, JsonResponse, QueryDict
-from django.urls import reverse
+from django.http import HttpResponse, HttpResponseRedirect, QueryDict
 
 from catalog.models import Record
 from review.admin.display import admin_url
 from review.admin.filters import Status, status_tab
-from review.admin.record_list import RecordListAdmin
 from review.selectors import claims_of_others
 from review.services import claim_release, claim_take
 
 
-class QueueAdmin(RecordListAdmin):
-    """The queue an editor works through from the record pages, and skipping an album."""
+def queue_filters(request) -> QueryDict:
+    """The query string of the list the editor came from."""
+    return QueryDict(request.GET.get("_changelist_filters", ""))
 
-    # Django's admin carries the list's query string (tab, filters, search, order) to the
-    # record page and back as `_changelist_filters`; the record page's decisions carry it
-    # on, so "next" means the next album of that list, not of the unfiltered queue.
-    def queue_filters(self, request) -> QueryDict:
-        return QueryDict(request.GET.get("_changelist_filters", ""))
 
-    def queue_queryset(self, request) -> QuerySet:
-        """The albums of the editor's list, in its order (not read yet)."""
-        fake = copy.copy(request)
-        fake.GET = self.queue_filters(request)
-        fake.review_queue = True
-        try:
-            changelist = self.get_changelist_instance(fake)
-        except IncorrectLookupParameters:  # a hand-edited query: the plain pending queue
-            fake.GET = QueryDict()
-            changelist = self.get_changelist_instance(fake)
-        return changelist.queryset
+def queue_queryset(modeladmin, request) -> QuerySet:
+    """The albums of the editor's list, in its order (not read yet)."""
+    fake = copy.copy(request)
+    fake.GET = queue_filters(request)
+    fake.review_queue = True  # the record admin's get_changelist: a QueueChangeList
+    try:
+        changelist = modeladmin.get_changelist_instance(fake)
+    except IncorrectLookupParameters:  # a hand-edited query: the plain pending queue
+        fake.GET = QueryDict()
+        changelist = modeladmin.get_changelist_instance(fake)
+    return changelist.queryset
 
-    def queue(self, request) -> list[int]:
-        """The ids of the albums of the editor's list, in its order (one query): what a
-        decision needs to find the next album (next_in_queue)."""
-        return list(self.queue_queryset(request).values_list("pk", flat=True))
 
-    def queue_place(self, request, obj: Record) -> tuple[int | None, int]:
-        """Where `obj` stands in the editor's list (None: not in it) and how many albums the
-        list has, for "3 of 41", without reading the list: the albums before `obj` in its
-        order are counted by the database, in the same query as the total (no sort, no
-        ids sent). An order this cannot compare row by row reads the ids instead."""
-        queryset = self.queue_queryset(request)
-        keys = order_keys(queryset)
-        if keys is None:
-            queue = list(queryset.values_list("pk", flat=True))
-            return (queue.index(obj.pk) + 1 if obj.pk in queue else None), len(queue)
-        aliases = {f"queue_key_{n}": expression for n, (expression, _, _) in enumerate(keys)}
-        keyed = queryset.annotate(**aliases)
-        values = keyed.filter(pk=obj.pk).values_list(*aliases).first()
-        if values is None:
-            return None, queryset.count()
-        # Before `obj`: equal on the first keys and before it on the next one, for some key.
-        before, equal = NOTHING, Q()
-        for alias, (_, descending, nulls_first), value in zip(aliases, keys, values, strict=True):
-            earlier = comes_before(alias, value, descending=descending, nulls_first=nulls_first)
-            before |= equal & earlier
-            equal &= Q(**{f"{alias}__isnull": True}) if value is None else Q(**{alias: value})
-        counts = keyed.aggregate(total=Count("pk"), before=Count("pk", filter=before))
-        return counts["before"] + 1, counts["total"]
+def queue_ids(modeladmin, request) -> list[int]:
+    """The ids of the albums of the editor's list, in its order (one query): what a decision
+    needs to find the next album (next_in_queue)."""
+    return list(queue_queryset(modeladmin, request).values_list("pk", flat=True))
 
-    def queue_tab(self, request) -> str:
-        return status_tab(self.queue_filters(request).get("status"))
 
-    def queue_is_narrowed(self, request) -> bool:
-        """Whether the editor's list is a part of its tab: filtered or searched (its other
-        keys only sort it, page it or show facets)."""
-        return any(
-            key not in {"status", "o", "p", "_facets"} for key in self.queue_filters(request)
-        )
+def queue_place(modeladmin, request, obj: Record) -> tuple[int | None, int]:
+    """Where `obj` stands in the editor's list (None: not in it) and how many albums the
+    list has, for "3 of 41", without reading the list: the albums before `obj` in its order
+    are counted by the database, in the same query as the total (no sort, no ids sent). An
+    order this cannot compare row by row reads the ids instead."""
+    queryset = queue_queryset(modeladmin, request)
+    keys = order_keys(queryset)
+    if keys is None:
+        queue = list(queryset.values_list("pk", flat=True))
+        return (queue.index(obj.pk) + 1 if obj.pk in queue else None), len(queue)
+    aliases = {f"queue_key_{n}": expression for n, (expression, _, _) in enumerate(keys)}
+    keyed = queryset.annotate(**aliases)
+    values = keyed.filter(pk=obj.pk).values_list(*aliases).first()
+    if values is None:
+        return None, queryset.count()
+    # Before `obj`: equal on the first keys and before it on the next one, for some key.
+    before, equal = NOTHING, Q()
+    for alias, (_, descending, nulls_first), value in zip(aliases, keys, values, strict=True):
+        earlier = comes_before(alias, value, descending=descending, nulls_first=nulls_first)
+        before |= equal & earlier
+        equal &= Q(**{f"{alias}__isnull": True}) if value is None else Q(**{alias: value})
+    counts = keyed.aggregate(total=Count("pk"), before=Count("pk", filter=before))
+    return counts["before"] + 1, counts["total"]
 
-    def queue_label(self, request) -> str:
-        """What the albums of the editor's list are, for "3 of 41 pending in this queue"."""
-        tab = self.queue_tab(request)
-        return "" if tab == "all" else f"{tab} "
 
-    def with_queue(self, request, url: str) -> str:
-        """`url` carrying the list the editor came from."""
-        preserved = self.get_preserved_filters(request)
-        return f"{url}?{preserved}" if preserved else url
+def queue_tab(request) -> str:
+    return status_tab(queue_filters(request).get("status"))
 
-    def with_changelist_filters(self, request) -> str:
-        """The list the editor came from."""
-        filters = request.GET.get("_changelist_filters", "")
-        url = admin_url(self.model, "changelist")
-        return f"{url}?{filters}" if filters else url
 
-    def change_url(self, object_id) -> str:
-        return admin_url(self.model, "change", unquote(str(object_id)))
+def queue_is_narrowed(request) -> bool:
+    """Whether the editor's list is a part of its tab: filtered or searched (its other keys
+    only sort it, page it or show facets)."""
+    return any(key not in {"status", "o", "p", "_facets"} for key in queue_filters(request))
 
-    def back_to_page(self, request, object_id, anchor: str = "") -> HttpResponseRedirect:
-        """Back to the album's page in the editor's queue (after a refusal, too: the page's
-        "N of M" and its next album stay those of the list they came from)."""
-        return HttpResponseRedirect(self.with_queue(request, self.change_url(object_id)) + anchor)
 
-    def next_in_queue(self, request, obj: Record) -> HttpResponse:
-        """After a decision or a skip, on to the next album of the editor's list (its tab,
-        filters, search and order) that no other editor has open, or back to the list.
+def queue_label(request) -> str:
+    """What the albums of the editor's list are, for "3 of 41 pending in this queue"."""
+    tab = queue_tab(request)
+    return "" if tab == "all" else f"{tab} "
 
-        "Next" is by the list as it was just before the decision (request.review_queue_before),
-        since a decided album leaves a pending list: the albums after this one, then those
-        before it, that are still in the list now. The next album is claimed here, so two
-        editors deciding at the same moment are not both sent to it."""
-        claim_release(record=obj, user=request.user)
-        before = getattr(request, "review_queue_before", None)
-        now = self.queue(request)
-        if before is None:
-            before = now
-        at = before.index(obj.pk) if obj.pk in before else -1
-        still, seen = set(now), set(before)
-        candidates = [pk for pk in before[at + 1 :] + before[: max(at, 0)] if pk in still]
-        candidates += [pk for pk in now if pk not in seen]  # arrived meanwhile
-        taken = claims_of_others(model=self.model, user=request.user)
-        for pk in candidates:
-            if (
-                pk != obj.pk
-                and pk not in taken
-                and claim_take(record=self.model(pk=pk), user=request.user)
-            ):
-                return HttpResponseRedirect(
-                    self.with_queue(request, admin_url(self.model, "change", pk))
-                )
-        if any(pk != obj.pk for pk in candidates):
-            self.message_user(
-                request,
-                "Every other album of this queue is open by another editor.",
-                messages.INFO,
+
+def with_queue(modeladmin, request, url: str) -> str:
+    """`url` carrying the list the editor came from."""
+    preserved = modeladmin.get_preserved_filters(request)
+    return f"{url}?{preserved}" if preserved else url
+
+
+def changelist_url(modeladmin, request) -> str:
+    """The list the editor came from."""
+    filters = request.GET.get("_changelist_filters", "")
+    url = admin_url(modeladmin.model, "changelist")
+    return f"{url}?{filters}" if filters else url
+
+
+def change_url(modeladmin, object_id) -> str:
+    return admin_url(modeladmin.model, "change", unquote(str(object_id)))
+
+
+def back_to_page(modeladmin, request, object_id, anchor: str = "") -> HttpResponseRedirect:
+    """Back to the album's page in the editor's queue (after a refusal, too: the page's
+    "N of M" and its next album stay those of the list they came from)."""
+    return HttpResponseRedirect(
+        with_queue(modeladmin, request, change_url(modeladmin, object_id)) + anchor
+    )
+
+
+def next_in_queue(modeladmin, request, obj: Record) -> HttpResponse:
+    """After a decision or a skip, on to the next album of the editor's list (its tab,
+    filters, search and order) that no other editor has open, or back to the list.
+
+    "Next" is by the list as it was just before the decision (request.review_queue_before),
+    since a decided album leaves a pending list: the albums after this one, then those
+    before it, that are still in the list now. The next album is claimed here, so two
+    editors deciding at the same moment are not both sent to it."""
+    model = modeladmin.model
+    claim_release(record=obj, user=request.user)
+    before = getattr(request, "review_queue_before", None)
+    now = queue_ids(modeladmin, request)
+    if before is None:
+        before = now
+    at = before.index(obj.pk) if obj.pk in before else -1
+    still, seen = set(now), set(before)
+    candidates = [pk for pk in before[at + 1 :] + before[: max(at, 0)] if pk in still]
+    candidates += [pk for pk in now if pk not in seen]  # arrived meanwhile
+    taken = claims_of_others(model=model, user=request.user)
+    for pk in candidates:
+        if pk != obj.pk and pk not in taken and claim_take(record=model(pk=pk), user=request.user):
+            return HttpResponseRedirect(
+                with_queue(modeladmin, request, admin_url(model, "change", pk))
             )
-        elif obj.pk not in now and self.queue_tab(request) == Status.PENDING:
-            # Decided, and nothing of the editor's list is left: the whole pending queue
-            # only when the list was not narrowed down (other brands may still wait).
-            if self.queue_is_narrowed(request):
-                self.message_user(
-                    request, "This queue is done: no pending album is left in it.", messages.INFO
-                )
-            else:
-                self.message_user(request, "The pending queue is empty.", messages.INFO)
-        else:  # a skip of the last album (still in the list), or a list of decided ones
-            self.message_user(request, "No other album in this queue.", messages.INFO)
-        return HttpResponseRedirect(self.with_changelist_filters(request))
-
-    def skip_view(self, request, object_id):
-        """On to the next album of the editor's queue without deciding this one (POST: it
-        lets go of this album's claim and claims the next)."""
-        obj = self.get_object(request, unquote(object_id))
-        if obj is None:
-            return HttpResponseRedirect(reverse("admin:index"))
-        if not self.has_view_or_change_permission(request, obj):
-            raise PermissionDenied
-        if request.method != "POST":
-            return self.back_to_page(request, obj.pk)
-        return self.next_in_queue(request, obj)
-
-    def claim_view(self, request, object_id):
-        """The record page's sign of life (review.js, once a minute while the editor is
-        active): keeps their claim, or takes the album once the other editor's has lapsed."""
-        obj = self.get_object(request, unquote(object_id))
-        if obj is not None and not self.has_change_permission(request, obj):
-            raise PermissionDenied
-        if obj is None or request.method != "POST":
-            return JsonResponse({"held": False, "open_by": ""}, status=404 if obj is None else 405)
-        if claim_take(record=obj, user=request.user):
-            return JsonResponse({"held": True, "open_by": ""})
-        holder = claims_of_others(model=self.model, user=request.user, record_ids=[obj.pk])
-        return JsonResponse({"held": False, "open_by": holder.get(obj.pk, "")})
+    if any(pk != obj.pk for pk in candidates):
+        modeladmin.message_user(
+            request, "Every other album of this queue is open by another editor.", messages.INFO
+        )
+    elif obj.pk not in now and queue_tab(request) == Status.PENDING:
+        # Decided, and nothing of the editor's list is left: the whole pending queue only
+        # when the list was not narrowed down (other brands may still wait).
+        if queue_is_narrowed(request):
+            modeladmin.message_user(
+                request, "This queue is done: no pending album is left in it.", messages.INFO
+            )
+        else:
+            modeladmin.message_user(request, "The pending queue is empty.", messages.INFO)
+    else:  # a skip of the last album (still in the list), or a list of decided ones
+        modeladmin.message_user(request, "No other album in this queue.", messages.INFO)
+    return HttpResponseRedirect(changelist_url(modeladmin, request))
 
 
 # A condition no row meets (an id is never NULL), which every database compiles.

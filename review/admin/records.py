@@ -1,64 +1,312 @@
-"""The runway and street snap admins: their URLs, list columns and image groups."""
+"""The runway and street snap admins: one ModelAdmin per kind, on a base that holds what
+both share. The base is Django's hooks only (permissions, the list, the record page, the
+URLs); each hook hands its work to a plain function: the pages and buttons of
+review/admin/views/, the queue (queue.py), the record page's panel and save
+(record_page.py), the columns (columns.py)."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from functools import update_wrapper
+from typing import Any, ClassVar
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.http import HttpResponseRedirect
 from django.urls import path
+from django.utils.html import format_html
 
-from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
-from review.admin.filters import HasDuplicatesFilter, RelatedOnlyListFilter, StatusFilter
-from review.admin.transitions import TransitionAdmin
+from catalog.models import RecordImage, Runway, RunwayImage, StreetSnap, StreetSnapImage
+from catalog.services import EDITABLE_FIELDS, IMAGE_MODEL, RecordWriteRefused, permission_name
+from review.admin import columns, record_page
+from review.admin.filters import (
+    STATUS_RANK,
+    HasDuplicatesFilter,
+    RelatedOnlyListFilter,
+    Status,
+    StatusFilter,
+    status_tab,
+)
+from review.admin.queue import next_in_queue, queue_ids, with_queue
+from review.admin.record_list import QueueChangeList, RecordChangeList, status_tabs
+from review.admin.views import claims, compare, curation, transitions
+from review.admin.views.curation import ImageOperation
+from review.conflicts import loaded_token
+from review.forms import RecordForm
 from review.naming import image_name, image_number
-from review.services import Action, image_attach_to_previous, image_detach
+from review.services import (
+    Action,
+    image_attach_to_previous,
+    image_delete,
+    image_detach,
+    image_make_cover,
+    transition_permission_name,
+)
 
 
-class RecordAdmin(TransitionAdmin):
+class RecordAdmin(admin.ModelAdmin):
     """What the runway and street snap admins share."""
 
-    # --- extra URLs: image curation and reasons for reject / unpublish ------------------
+    image_model: type[RecordImage]
+    record_fk: str  # the image's foreign key to its record
+    # The review service of each image button, by the operation its URL names (the street
+    # snap admin adds the street ones): views.curation.image_operation.
+    image_operations: ClassVar[dict[str, ImageOperation]] = {
+        "delete": image_delete,
+        "cover": image_make_cover,
+    }
+    actions = [
+        transitions.approve_selected,
+        transitions.reject_selected,
+        transitions.unpublish_selected,
+    ]
+
+    # The list: the pending queue first, oldest first.
+    change_list_template = "admin/review/record_change_list.html"
+    list_per_page = 50
+    show_facets = admin.ShowFacets.NEVER
+    # RecordChangeList's tab counts give the list its total: Django need not count again.
+    show_full_result_count = False
+
+    # The record page: the fields in columns, then the images, then the history.
+    form = RecordForm
+    change_form_template = "admin/review/record_change_form.html"
+    save_on_top = True
+    # Django takes display functions here as in list_display; the stubs allow names only.
+    readonly_fields = (  # type: ignore[assignment]
+        columns.status_display,
+        "reviewer",
+        "reviewed_at",
+        "reject_reason",
+        "published_at",
+        "image_count",
+        "source",
+        columns.source_link,
+        columns.ingest_job,
+        "version",
+        "created_at",
+        "updated_at",
+    )
+
+    # --- URLs: each routes to a plain view of review.admin.views ------------------------------
     def get_urls(self):
         prefix = f"{self.opts.app_label}_{self.opts.model_name}"
-        view = self.admin_site.admin_view
+        view = self.view
         return [
             # Before the image operations' pattern, which "compare" would match too.
             path(
                 "<path:object_id>/images/<int:image_id>/compare/",
-                view(self.compare_view),
+                view(compare.compare),
                 name=f"{prefix}_compare",
             ),
             path(
                 "<path:object_id>/images/<int:image_id>/<slug:operation>/",
-                view(self.image_operation_view),
+                view(curation.image_operation),
                 name=f"{prefix}_image",
             ),
-            path(
-                "<path:object_id>/images/attach/",
-                view(self.attach_view),
-                name=f"{prefix}_attach",
-            ),
-            path(
-                "<path:object_id>/approve/",
-                view(self.approve_view),
-                name=f"{prefix}_approve",
-            ),
-            path("<path:object_id>/skip/", view(self.skip_view), name=f"{prefix}_skip"),
-            path("<path:object_id>/claim/", view(self.claim_view), name=f"{prefix}_claim"),
+            path("<path:object_id>/images/attach/", view(curation.attach), name=f"{prefix}_attach"),
+            path("<path:object_id>/approve/", view(transitions.approve), name=f"{prefix}_approve"),
             path(
                 "<path:object_id>/reject/",
-                view(self.transition_view),
+                view(transitions.transition),
                 {"action": Action.REJECT},
                 name=f"{prefix}_reject",
             ),
             path(
                 "<path:object_id>/unpublish/",
-                view(self.transition_view),
+                view(transitions.transition),
                 {"action": Action.UNPUBLISH},
                 name=f"{prefix}_unpublish",
             ),
+            path("<path:object_id>/skip/", view(claims.skip), name=f"{prefix}_skip"),
+            path("<path:object_id>/claim/", view(claims.claim), name=f"{prefix}_claim"),
             *super().get_urls(),
         ]
+
+    def view(self, function):
+        """`function(modeladmin, request, ...)` as an admin view of this model admin (as
+        ModelAdmin.get_urls wraps its own views)."""
+
+        def wrapper(request, *args, **kwargs):
+            return function(self, request, *args, **kwargs)
+
+        wrapper.model_admin = self  # type: ignore[attr-defined]  # as Django's own wrapper
+        return self.admin_site.admin_view(update_wrapper(wrapper, function))
+
+    # --- permissions ---------------------------------------------------------------------
+    # Records come from ingest and the legacy import; editors never add them. Deleting is not
+    # offered: rejecting takes an album off the site and keeps it for reference.
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_publish_permission(self, request, obj=None) -> bool:
+        return request.user.has_perm(transition_permission_name(self.model, Action.APPROVE))
+
+    def has_reject_permission(self, request, obj=None) -> bool:
+        return request.user.has_perm(transition_permission_name(self.model, Action.REJECT))
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        # A published album is on the public site: changing its fields or images needs the
+        # publish permission too (catalog.services.record_check_may_curate refuses it
+        # anyway). Without it the page is read-only and says why (published_read_only).
+        return self.has_kind_change_permission(request, obj) and not self.published_read_only(
+            request, obj
+        )
+
+    def has_kind_change_permission(self, request, obj=None) -> bool:
+        """Django's own change permission: of the kind, whatever the album's status."""
+        return super().has_change_permission(request, obj)
+
+    def published_read_only(self, request, obj=None) -> bool:
+        return (
+            obj is not None
+            and obj.status == Status.PUBLISHED
+            and not self.has_publish_permission(request, obj)
+        )
+
+    def has_curate_permission(self, request, obj=None) -> bool:
+        return self.has_change_permission(request, obj) and request.user.has_perm(
+            permission_name(IMAGE_MODEL[self.model], "change")
+        )
+
+    # --- the list ------------------------------------------------------------------------
+    def get_queryset(self, request):
+        duplicates = (
+            self.image_model.objects.filter(
+                **{self.record_fk: OuterRef("pk")}, is_duplicate=True, deleted_at__isnull=True
+            )
+            .order_by()
+            .values(self.record_fk)
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        # The model's manager is a RecordQuerySet's; the stubs return a plain QuerySet.
+        return (
+            super()
+            .get_queryset(request)
+            .live()  # type: ignore[attr-defined]
+            .select_related("cover")
+            .annotate(
+                duplicate_count=Coalesce(Subquery(duplicates, output_field=IntegerField()), 0),
+                status_rank=STATUS_RANK,
+            )
+        )
+
+    def get_ordering(self, request):
+        tab = status_tab(request.GET.get("status"))
+        if tab == Status.PENDING:
+            return ["created_at", "pk"]  # a queue: oldest first
+        if tab == "all":
+            return [STATUS_RANK.asc(), "-created_at", "-pk"]  # pending first
+        return [F("reviewed_at").desc(nulls_last=True), "-pk"]  # latest decisions first
+
+    def get_changelist(self, request, **kwargs):
+        # review.admin.queue reads the list without its page.
+        return QueueChangeList if getattr(request, "review_queue", False) else RecordChangeList
+
+    def changelist_view(self, request, extra_context=None):
+        context = {
+            # Never None: Django derives it from verbose_name when a model names none.
+            "title": f"{self.opts.verbose_name_plural.capitalize()} — review queue",  # type: ignore[union-attr]
+            **(extra_context or {}),
+        }
+        response = super().changelist_view(request, context)
+        # The list page (not a redirect after an action, nor an action's own page).
+        cl = getattr(response, "context_data", {}).get("cl")
+        if isinstance(cl, RecordChangeList):
+            # A TemplateResponse (it has a cl); the stubs say HttpResponse.
+            response.context_data["status_tabs"] = status_tabs(request, cl)  # type: ignore[attr-defined]
+        return response
+
+    def action_checkbox(self, obj):
+        # The row's loaded token (the record page's: version, time, shown values) rides along
+        # with its checkbox, so a bulk action refuses a record that changed after the list
+        # was loaded, and says who changed what, just as the record page does.
+        return format_html(
+            '{}<input type="hidden" name="loaded_{}" value="{}">',
+            super().action_checkbox(obj),
+            obj.pk,
+            loaded_token(obj),
+        )
+
+    # --- the record page -----------------------------------------------------------------
+    def get_fieldsets(self, request, obj=None):
+        return [
+            # In columns (review.css): the images come first on this page.
+            (None, {"fields": EDITABLE_FIELDS[self.model], "classes": ["review-record-fields"]}),
+            (
+                "Review",
+                {
+                    # The status panel at the top says the same in one line.
+                    "classes": ["collapse"],
+                    "fields": [
+                        columns.status_display,
+                        "reviewer",
+                        "reviewed_at",
+                        "reject_reason",
+                        "published_at",
+                    ],
+                },
+            ),
+            (
+                "Source",
+                {
+                    "classes": ["collapse"],
+                    "fields": [
+                        "source",
+                        columns.source_link,
+                        columns.ingest_job,
+                        "version",
+                        "created_at",
+                        "updated_at",
+                    ],
+                },
+            ),
+        ]
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        if obj is not None:
+            token = context["adminform"].form["loaded"].value()
+            context["review"] = record_page.review_context(self, request, obj, token)
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        if request.method == "POST" and "_approve" in request.POST:
+            request.review_queue_before = queue_ids(self, request)
+        if request.method == "POST" and object_id is not None:
+            refusal = record_page.published_save_refusal(self, request, object_id)
+            if refusal:
+                self.message_user(request, refusal, messages.ERROR)
+                return HttpResponseRedirect(with_queue(self, request, request.path))
+        # A refusal from a service (a race lost after the form's early check, a permission,
+        # a status) has rolled the whole request back: say why and show the current record.
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except RecordWriteRefused as refusal:
+            self.message_user(request, str(refusal), messages.ERROR)
+            return HttpResponseRedirect(with_queue(self, request, request.path))
+
+    def save_model(self, request, obj, form, change):
+        record_page.save(request, obj, form)
+
+    def log_change(self, request, obj, message):
+        if "_approve" in request.POST:
+            return None  # the review history holds the approve and its field edits
+        return super().log_change(request, obj, message)
+
+    def response_change(self, request, obj):
+        if "_approve" in request.POST:
+            self.message_user(request, f"Approved and published “{obj}”.", messages.SUCCESS)
+            return next_in_queue(self, request, obj)
+        return super().response_change(request, obj)
+
+    def image_groups(self, images: list, tiles: dict) -> list[dict[str, Any]]:
+        """The grid's groups of tiles (views.curation.grid_context): each kind's own."""
+        raise NotImplementedError
 
 
 @admin.register(Runway)
@@ -66,18 +314,18 @@ class RunwayAdmin(RecordAdmin):
     image_model = RunwayImage
     record_fk = "runway"
     autocomplete_fields = ["brand"]
-    list_display = (
-        "cover_thumbnail",
-        "title_column",
+    list_display = (  # type: ignore[assignment]  # a column of numbers: the stubs want text
+        columns.cover_thumbnail,
+        columns.title_column,
         "brand",
-        "season_column",
+        columns.season_column,
         "year",
-        "status_column",
-        "images_column",
-        "duplicates_column",
-        "received_column",
+        columns.status_column,
+        columns.images_column,
+        columns.duplicates_column,
+        columns.received_column,
     )
-    list_display_links = ("cover_thumbnail", "title_column")
+    list_display_links = (columns.cover_thumbnail, columns.title_column)
     list_filter = (
         StatusFilter,
         ("brand", RelatedOnlyListFilter),
@@ -91,10 +339,6 @@ class RunwayAdmin(RecordAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("brand")
-
-    @admin.display(description="season", ordering="season_code")
-    def season_column(self, runway: Runway) -> str:
-        return f"{runway.season_code} · {runway.collection_type}"
 
     def image_groups(self, images, tiles):
         # Runway images group into looks: detail shots share their look's index.
@@ -111,18 +355,18 @@ class RunwayAdmin(RecordAdmin):
 class StreetSnapAdmin(RecordAdmin):
     image_model = StreetSnapImage
     record_fk = "street_snap"
-    list_display = (
-        "cover_thumbnail",
-        "title_column",
+    list_display = (  # type: ignore[assignment]  # a column of numbers: the stubs want text
+        columns.cover_thumbnail,
+        columns.title_column,
         "city",
         "year",
         "month",
-        "status_column",
-        "images_column",
-        "duplicates_column",
-        "received_column",
+        columns.status_column,
+        columns.images_column,
+        columns.duplicates_column,
+        columns.received_column,
     )
-    list_display_links = ("cover_thumbnail", "title_column")
+    list_display_links = (columns.cover_thumbnail, columns.title_column)
     list_filter = (
         StatusFilter,
         "city",

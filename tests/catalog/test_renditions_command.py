@@ -14,8 +14,8 @@ from django.core.management import CommandError, call_command
 from PIL import Image
 from skimage import data as skdata
 
-from catalog import rendering
 from catalog.models import RunwayImage, StreetSnapImage
+from catalog.services import renditions
 from catalog.storage import image_store
 from tests.factories import RunwayFactory, RunwayImageFactory, StreetSnapImageFactory
 
@@ -92,7 +92,7 @@ def test_an_interrupted_run_carries_on_when_run_again(monkeypatch):
     runway = RunwayFactory()
     for n in range(8):
         stored(RunwayImageFactory, photo_jpeg(PHOTOS[n % len(PHOTOS)], n), runway=runway)
-    real = rendering.image_renditions_make
+    real = renditions.image_renditions_make
     calls = []
     lock = threading.Lock()
 

@@ -461,7 +461,7 @@ def _unfinished(rig: Rig, job_ids: list[int]) -> list[str]:
     from django_rq import get_queue
 
     from ingest.models import IngestJob
-    from ingest.services import rq_job_id
+    from ingest.queueing import rq_job_id
 
     lines = []
     rows = IngestJob.objects.filter(pk__in=job_ids).exclude(status__in=FINISHED)

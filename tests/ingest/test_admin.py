@@ -10,7 +10,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from ingest import admin as ingest_admin
-from ingest import services
+from ingest import queueing
 from ingest.models import IngestJob
 from tests.factories import IngestJobFactory, RunwayFactory, StreetSnapFactory
 
@@ -23,7 +23,7 @@ CHANGELIST = "admin:ingest_ingestjob_changelist"
 def enqueued(monkeypatch) -> list[int]:
     calls: list[int] = []
     monkeypatch.setattr(
-        services, "ingest_job_enqueue", lambda *, job_id: calls.append(job_id) or True
+        queueing, "ingest_job_enqueue", lambda *, job_id: calls.append(job_id) or True
     )
     return calls
 

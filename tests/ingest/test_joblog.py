@@ -8,9 +8,10 @@ import pytest
 from rq import SimpleWorker
 
 from config.logs import ContextFilter
-from ingest import inline, joblog
+from ingest import joblog, thread_pool
+from ingest.queueing import rq_job_id
 from ingest.serializers import album_validate
-from ingest.services import ingest_job_accept, rq_job_id
+from ingest.services import ingest_job_accept
 from ingest.worker import JobIdsInLogs
 from tests.factories import BrandFactory
 from tests.ingest.support import jpeg, runway_album
@@ -95,12 +96,12 @@ def test_an_rq_job_ends_with_one_summary_line_carrying_both_ids(rq_queue, image_
 def test_a_skipped_job_says_why_and_never_downloaded(image_server, json_lines):
     url = image_server.add("/1.jpg", jpeg("coffee", size=256))
     first = accept([url])
-    inline.wait_idle()
+    thread_pool.wait_idle()
     again = ingest_job_accept(
         webhook_id=f"msg_{uuid.uuid4().hex}",
         album=album_validate({**first.payload, "source_url": first.payload["source_url"]}),
     )
-    inline.wait_idle()
+    thread_pool.wait_idle()
 
     lines = ended(json_lines())
     assert [line["ingest_job_id"] for line in lines] == [first.pk, again.pk]
@@ -116,7 +117,7 @@ def test_lines_logged_during_a_job_carry_its_ids(json_lines):
         logging.getLogger("ingest.pipeline").warning("something about the job")
         return "failed"
 
-    joblog.job_run(999_999, work, rq_job_id="ingest-999999")
+    joblog.run_logged(999_999, work, rq_job_id="ingest-999999")
     logging.getLogger("ingest.pipeline").warning("after the job")
 
     inside, summary, after = json_lines()
@@ -130,7 +131,7 @@ def test_an_execution_that_raises_for_a_retry_still_ends_with_its_line(json_line
         raise ConnectionError("database gone")
 
     with pytest.raises(ConnectionError):
-        joblog.job_run(999_998, work)
+        joblog.run_logged(999_998, work)
 
     [line] = ended(json_lines())
     assert line["outcome"] == "retrying"

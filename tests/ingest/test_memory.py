@@ -15,7 +15,8 @@ import pytest
 from PIL import Image
 
 from catalog.models import RunwayImage
-from ingest.hashing import MIB, DecodeBudget, ImageRefused, analyse_image, decode_cost
+from ingest.hashing import ImageRefused, analyse_image
+from ingest.memory import MIB, DecodeBudget, decode_cost, decode_reservation
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
@@ -90,7 +91,7 @@ def test_an_image_whose_decode_alone_exceeds_the_budget_is_refused_before_decodi
     budget = DecodeBudget(DEFAULT_DECODE_MEMORY)
 
     with pytest.raises(ImageRefused) as refused:
-        analyse_image(webp, max_pixels=MAX_PIXELS, memory=budget)
+        analyse_image(webp, max_pixels=MAX_PIXELS, reserve=decode_reservation(budget))
 
     assert refused.value.reason == (
         "decoding this 8000x8000 WEBP would take about 984 MiB of memory, more than the "
@@ -103,7 +104,8 @@ def test_the_largest_png_the_pixel_limit_allows_fits_the_default_budget():
     data = png_of_zeros(SIDE, SIDE, color_type=6)
 
     assert decode_cost(opened(data), data) <= DEFAULT_DECODE_MEMORY
-    assert analyse_image(data, max_pixels=MAX_PIXELS, memory=DecodeBudget(DEFAULT_DECODE_MEMORY))
+    budget = DecodeBudget(DEFAULT_DECODE_MEMORY)
+    assert analyse_image(data, max_pixels=MAX_PIXELS, reserve=decode_reservation(budget))
 
 
 def test_decodes_that_do_not_fit_together_wait_for_each_other():
@@ -132,7 +134,7 @@ def test_decodes_that_do_not_fit_together_wait_for_each_other():
 
     def analyse():
         try:
-            analyse_image(data, max_pixels=MAX_PIXELS, memory=budget)
+            analyse_image(data, max_pixels=MAX_PIXELS, reserve=decode_reservation(budget))
         except Exception as exc:  # noqa: BLE001 - reported by the assertion below
             errors.append(exc)
 

@@ -13,6 +13,7 @@ from rq.timeouts import JobTimeoutException, UnixSignalDeathPenalty
 
 from catalog.models import Runway, RunwayImage, StoredObject, StreetSnap, StreetSnapImage
 from ingest import downloads, kinds, pipeline, planning, writing
+from ingest.errors import JobRetry
 from ingest.hashing import PHASH_ALGORITHM
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
@@ -555,7 +556,7 @@ def test_a_site_that_is_down_sends_the_job_back_for_a_retry(acme, image_server):
     down = [image_server.add(f"/down/{n}.jpg", b"", failures_first=(503,) * 9) for n in range(2)]
     job = submit(runway_album(down))
 
-    with pytest.raises(pipeline.Transient):
+    with pytest.raises(JobRetry):
         pipeline.run_job(job.pk, final_attempt=False)
 
     job.refresh_from_db()
@@ -572,7 +573,7 @@ def test_a_storage_error_is_retried_then_fails_with_no_record(acme, photos, monk
     monkeypatch.setattr(downloads, "image_store", broken)
     job = submit(runway_album(photos))
 
-    with pytest.raises(pipeline.Transient):
+    with pytest.raises(JobRetry):
         pipeline.run_job(job.pk, final_attempt=False)
     job.refresh_from_db()
     assert job.status == "queued"
@@ -625,7 +626,7 @@ def test_a_retried_job_does_not_download_again_what_it_stored(
     # Given storage that refuses the second photo once: a job-level error, retried by rq.
     refuse_to_store(jpeg("coffee", size=320), monkeypatch, times=1)
     job = submit(runway_album(photos))
-    with pytest.raises(pipeline.Transient):
+    with pytest.raises(JobRetry):
         pipeline.run_job(job.pk, final_attempt=False)
     job.refresh_from_db()
     assert job.status == "queued"
@@ -649,7 +650,7 @@ def test_an_earlier_download_whose_object_was_collected_is_downloaded_again(
 ):
     refuse_to_store(jpeg("coffee", size=320), monkeypatch, times=1)
     job = submit(runway_album(photos[:2]))
-    with pytest.raises(pipeline.Transient):
+    with pytest.raises(JobRetry):
         pipeline.run_job(job.pk, final_attempt=False)
     # gc_media collected the first photo's object between the attempts.
     key = IngestJob.objects.get(pk=job.pk).downloaded[photos[0]]["storage_key"]
@@ -820,7 +821,7 @@ def test_an_object_collected_while_the_job_downloaded_is_stored_again(acme, phot
     monkeypatch.setattr(downloads, "download_all", download_then_collected)
 
     # When it runs: no row may point at the missing object; the job goes back for a retry.
-    with pytest.raises(pipeline.Transient):
+    with pytest.raises(JobRetry):
         pipeline.run_job(job.pk, final_attempt=False)
     job.refresh_from_db()
     assert job.status == "queued"

@@ -10,10 +10,10 @@ import boto3
 import pytest
 from rq import SimpleWorker
 
-from catalog import rendering
 from catalog.models import Runway, RunwayImage
-from catalog.rendering import record_renditions_make
-from ingest import inline
+from catalog.services import renditions
+from catalog.services.renditions import record_renditions_make
+from ingest import thread_pool
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
@@ -65,7 +65,7 @@ def test_a_failing_rendition_step_is_retried_and_leaves_the_record_and_job_alone
 ):
     # Given storage that fails the first two rendition puts (rq retries at once: interval 0)
     settings.INGEST_RETRY_INTERVALS = [0, 0]
-    real_put = rendering.rendition_put
+    real_put = renditions.rendition_put
     failures = {"left": 2}
 
     def flaky_put(**kwargs):
@@ -74,7 +74,7 @@ def test_a_failing_rendition_step_is_retried_and_leaves_the_record_and_job_alone
             raise OSError("storage unavailable")
         real_put(**kwargs)
 
-    monkeypatch.setattr(rendering, "rendition_put", flaky_put)
+    monkeypatch.setattr(renditions, "rendition_put", flaky_put)
     job = accept(photos(image_server))
 
     burst(rq_queue)
@@ -96,7 +96,7 @@ def test_after_the_last_attempt_the_images_have_no_renditions_and_say_why(
     def down(**kwargs):
         raise OSError("storage unavailable")
 
-    monkeypatch.setattr(rendering, "rendition_put", down)
+    monkeypatch.setattr(renditions, "rendition_put", down)
     job = accept(photos(image_server, n=2))
 
     burst(rq_queue)
@@ -111,7 +111,7 @@ def test_after_the_last_attempt_the_images_have_no_renditions_and_say_why(
 
 def test_a_rerun_of_the_renditions_job_writes_nothing_new(image_server, django_assert_num_queries):
     accept(photos(image_server, n=2))  # embedded mode: the job and its renditions in-process
-    assert inline.wait_idle(timeout=120)
+    assert thread_pool.wait_idle(timeout=120)
     runway = Runway.objects.get()
     assert statuses() == ["done", "done"]
     before = list(RunwayImage.objects.values_list("pk", "renditions", "placeholder", "color"))
@@ -130,7 +130,7 @@ def test_the_embedded_mode_makes_renditions_in_process(crawler, image_server, se
     response = crawler.post(runway_album(photos(image_server, n=2)))
 
     assert response.status_code == 202
-    assert inline.wait_idle(timeout=120)
+    assert thread_pool.wait_idle(timeout=120)
     assert IngestJob.objects.get().status == "succeeded"
     assert statuses() == ["done", "done"]
 
@@ -140,7 +140,7 @@ def test_on_s3_renditions_carry_their_headers_and_public_urls_answer(
 ):
     # Given an album ingested into the bucket with its renditions (in-process), then published
     accept([image_server.add("/big.jpg", jpeg("astronaut", size=1300))])
-    assert inline.wait_idle(timeout=120)
+    assert thread_pool.wait_idle(timeout=120)
     runway = Runway.objects.get()
     Runway.objects.filter(pk=runway.pk).update(status="published")
 

@@ -13,7 +13,7 @@ from rq.job import Job
 
 from catalog.models import RunwayImage
 from ingest import tasks
-from tests.catalog.test_rendering import stored_image
+from tests.catalog.services.test_renditions import stored_image
 from tests.factories import RunwayFactory, StreetSnapFactory, StreetSnapImageFactory
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -37,7 +37,7 @@ def album(*, stored_ago: timedelta, status: str = "pending", street: bool = Fals
 
 def queued_albums(queue) -> list[tuple]:
     jobs = Job.fetch_many(queue.get_job_ids(), connection=queue.connection)
-    assert all(job.func_name == "ingest.tasks.run_renditions" for job in jobs)
+    assert all(job.func_name == "catalog.tasks.run_renditions" for job in jobs)
     return sorted(tuple(job.args) for job in jobs)
 
 

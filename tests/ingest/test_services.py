@@ -9,14 +9,14 @@ from django.core.management import call_command
 from django.utils import timezone
 from rq.job import Job
 
-from ingest import maintenance, services
+from ingest import maintenance, queueing
 from ingest.maintenance import ingest_jobs_reconcile, webhook_ids_purge
 from ingest.models import IngestJob, UsedWebhookId
+from ingest.queueing import rq_job_id
 from ingest.services import (
     JobStateError,
     ingest_job_claim,
     ingest_job_retry,
-    rq_job_id,
 )
 from tests.factories import IngestJobFactory, UsedWebhookIdFactory
 
@@ -37,7 +37,7 @@ def enqueued(monkeypatch) -> list[int]:
         IngestJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
         return True
 
-    monkeypatch.setattr(services, "ingest_job_enqueue", fake_enqueue)
+    monkeypatch.setattr(queueing, "ingest_job_enqueue", fake_enqueue)
     return calls
 
 
@@ -222,8 +222,8 @@ def test_reconcile_requeues_a_job_that_redis_lost(rq_queue, settings):
     settings.INGEST_RECONCILE_GRACE_SECONDS = 0
     on_queue = IngestJobFactory()
     lost = IngestJobFactory()
-    assert services.ingest_job_enqueue(job_id=on_queue.pk)
-    assert services.ingest_job_enqueue(job_id=lost.pk)
+    assert queueing.ingest_job_enqueue(job_id=on_queue.pk)
+    assert queueing.ingest_job_enqueue(job_id=lost.pk)
     # Redis restarted without persistence: the job is gone from it, not from the database.
     Job.fetch(rq_job_id(lost.pk), connection=rq_queue.connection).delete()
 
@@ -251,7 +251,7 @@ def test_reconcile_requeues_a_job_whose_worker_died_before_claiming_it(rq_queue,
     settings.INGEST_WORKER_HEARTBEAT_SECONDS = 30
     alive, orphan = IngestJobFactory(), IngestJobFactory()
     for job in (alive, orphan):
-        assert services.ingest_job_enqueue(job_id=job.pk)
+        assert queueing.ingest_job_enqueue(job_id=job.pk)
     name = f"{rq_queue.name}-alive"
     rq_queue.connection.hset(f"rq:worker:{name}", "last_heartbeat", "x")
     started_on(rq_queue, alive.pk, worker=name, heartbeat_ago=5)
@@ -329,7 +329,7 @@ def test_reconcile_requeues_a_job_a_dying_worker_took_but_never_started(rq_queue
     settings.INGEST_RECONCILE_GRACE_SECONDS = 0
     settings.INGEST_WORKER_HEARTBEAT_SECONDS = 30
     job = IngestJobFactory()
-    assert services.ingest_job_enqueue(job_id=job.pk)
+    assert queueing.ingest_job_enqueue(job_id=job.pk)
     redis = rq_queue.connection
     redis.lmove(rq_queue.key, rq_queue.intermediate_queue_key)
 
@@ -351,7 +351,7 @@ def test_enqueuing_a_waiting_job_again_replaces_its_entry(rq_queue, settings):
     job = IngestJobFactory()
     other = IngestJobFactory()
     for job_id in (job.pk, other.pk, job.pk):
-        assert services.ingest_job_enqueue(job_id=job_id)
+        assert queueing.ingest_job_enqueue(job_id=job_id)
 
     assert rq_queue.get_job_ids() == [rq_job_id(other.pk), rq_job_id(job.pk)]
 

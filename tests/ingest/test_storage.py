@@ -14,6 +14,7 @@ from django.utils import timezone
 from catalog.models import Runway, RunwayImage, StoredObject
 from catalog.storage import image_store
 from ingest import pipeline
+from ingest.errors import JobRetry
 from ingest.hashing import sha1_hex
 from ingest.maintenance import media_gc
 from ingest.serializers import album_validate
@@ -95,7 +96,7 @@ def test_a_storage_error_is_retried_then_fails_with_no_record(settings, s3_stora
         webhook_id=f"msg_{uuid.uuid4().hex}", album=album_validate(runway_album([url]))
     )
 
-    with pytest.raises(pipeline.Transient):
+    with pytest.raises(JobRetry):
         pipeline.run_job(job.pk, final_attempt=False)
     job.refresh_from_db()
     assert job.status == "queued"

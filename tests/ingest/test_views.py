@@ -7,9 +7,9 @@ import psycopg
 import pytest
 from django.db import connection
 
-from ingest import services
+from ingest import queueing
 from ingest.models import IngestJob, UsedWebhookId
-from ingest.services import rq_job_id
+from ingest.queueing import rq_job_id
 from tests.factories import IngestJobFactory, RunwayFactory
 from tests.ingest.support import runway_album, signed_headers, street_album
 
@@ -211,7 +211,7 @@ def test_signed_requests_need_no_csrf_token(client):
 def test_a_database_drop_after_the_commit_still_answers_202(crawler, rq_queue, monkeypatch):
     # Given a database connection that drops right after the job row committed, before the
     # enqueue records enqueued_at (a failover, a restart, a proxy cutting idle connections).
-    real_enqueue = services.ingest_job_enqueue
+    real_enqueue = queueing.ingest_job_enqueue
 
     def drop_then_enqueue(*, job_id: int) -> bool:
         with psycopg.connect(**libpq(), autocommit=True) as admin:
@@ -220,7 +220,7 @@ def test_a_database_drop_after_the_commit_still_answers_202(crawler, rq_queue, m
             )
         return real_enqueue(job_id=job_id)
 
-    monkeypatch.setattr(services, "ingest_job_enqueue", drop_then_enqueue)
+    monkeypatch.setattr(queueing, "ingest_job_enqueue", drop_then_enqueue)
 
     response = crawler.post(runway_album(["https://example.com/1.jpg"]))
 

@@ -12,7 +12,7 @@ from PIL import Image
 from playwright.sync_api import expect
 from skimage import data as skdata
 
-from catalog.rendering import record_renditions_make
+from catalog.services.renditions import record_renditions_make
 from catalog.storage import image_store
 from tests.factories import RunwayFactory, RunwayImageFactory
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
-from catalog.models import RecordImage
-from catalog.rendering import IMAGE_MODELS, RECORD_MODELS, Tally, image_renditions_make
+from catalog.models import IMAGE_MODELS, RECORD_MODELS, RecordImage
+from catalog.services.renditions import Tally, image_renditions_make
 
 Status = RecordImage.RenditionStatus
 _BATCH = 500

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from ingest import inline
+from ingest import thread_pool
 from ingest.maintenance import ingest_jobs_reconcile
 
 
@@ -18,7 +18,7 @@ class Command(BaseCommand):
         result = ingest_jobs_reconcile()
         if not settings.REDIS_URL and result.enqueued:
             # Embedded mode: the jobs run in this process; wait for them before exiting.
-            inline.wait_idle()
+            thread_pool.wait_idle()
         self.stdout.write(
             f"stale: {len(result.stale)} {result.stale or ''}\n"
             f"failed as worker_died: {len(result.worker_died)} {result.worker_died or ''}\n"

@@ -1,4 +1,4 @@
-"""The image grid and its operations (review.admin.curation): the plain form posts, the
+"""The image grid and its operations (review.admin.views.curation): the plain form posts, the
 in-page answers (JSON) and the near-duplicate compare view, through the image services.
 Portable."""
 

@@ -1,4 +1,4 @@
-"""Who may do what in the editors' admin (review.admin.permissions): the Editors group,
+"""Who may do what in the editors' admin (review.admin.records, RecordAdmin): the Editors group,
 editors without the publish permission, publishers who may not edit. Portable."""
 
 import pytest

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from catalog.models import Runway
 from catalog.services import record_update
+from review.admin import queue
 from review.models import ReviewClaim
 from review.services import record_approve
 from tests.factories import BrandFactory, RunwayFactory
@@ -157,10 +158,10 @@ class TestTheQueueTheEditorCameFrom:
         runways = admin.site._registry[Runway]
 
         # When each album's place is asked for, then it is its place among the list's ids
-        ids = runways.queue(request)
+        ids = queue.queue_ids(runways, request)
         for album in albums:
             expected = ids.index(album.pk) + 1 if album.pk in ids else None
-            assert runways.queue_place(request, album) == (expected, len(ids))
+            assert queue.queue_place(runways, request, album) == (expected, len(ids))
 
     @pytest.mark.postgres  # SQLite does not count the rows a SELECT returned
     @pytest.mark.parametrize("filtered", [False, True], ids=["pending", "brand"])

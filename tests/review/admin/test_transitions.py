@@ -1,5 +1,5 @@
 """Approve, reject and unpublish from the record page and in bulk
-(review.admin.transitions), through the transition services. Portable."""
+(review.admin.views.transitions), through the transition services. Portable."""
 
 import re
 
@@ -9,7 +9,8 @@ from django.test import Client
 from catalog.models import Runway
 from catalog.services import runway_reopen
 from review import services as review_services
-from review.admin import record_page, transitions
+from review.admin import record_page
+from review.admin.views import transitions
 from review.models import ReviewEvent
 from review.services import record_approve, record_reject
 from tests.review.admin.support import (
@@ -332,8 +333,8 @@ class TestTheAdminCallsTheTransitionServices:
                 seen.append(_name)
                 return _original(**kwargs)
 
-            # Where the admin's modules call them: the record page saves (with approve),
-            # the transitions module runs the rest.
+            # Where the admin calls them: the record page saves (with approve), the
+            # transitions views run the rest.
             for module in [record_page, transitions]:
                 if hasattr(module, name):
                     monkeypatch.setattr(module, name, spy)

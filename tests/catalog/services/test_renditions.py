@@ -1,6 +1,6 @@
-"""catalog.rendering: originals read from storage, renditions stored, rows written after the
-objects; failures leave the image as it was (retried as transient, or marked), reruns write
-nothing new; gc_media keeps and removes renditions with their originals."""
+"""catalog.services.renditions: originals read from storage, renditions stored, rows written
+after the objects; failures leave the image as it was (retried as transient, or marked), reruns
+write nothing new; gc_media keeps and removes renditions with their originals."""
 
 import hashlib
 import io
@@ -12,9 +12,9 @@ from django.utils import timezone
 from PIL import Image
 from skimage import data as skdata
 
-from catalog import rendering
 from catalog.models import RunwayImage, StoredObject
-from catalog.rendering import Transient, image_renditions_make, record_renditions_make
+from catalog.services import renditions
+from catalog.services.renditions import Transient, image_renditions_make, record_renditions_make
 from catalog.storage import image_store, rendition_key, stored_objects_collect
 from tests.factories import RunwayFactory, RunwayImageFactory, StreetSnapImageFactory
 
@@ -60,7 +60,7 @@ def test_a_rerun_writes_nothing_new(django_assert_num_queries, monkeypatch):
     image_renditions_make(image=image)
     image.refresh_from_db()
     puts = []
-    monkeypatch.setattr(rendering, "rendition_put", lambda **kw: puts.append(kw))
+    monkeypatch.setattr(renditions, "rendition_put", lambda **kw: puts.append(kw))
 
     with django_assert_num_queries(0):
         assert image_renditions_make(image=image) == ("skipped", "")
@@ -79,7 +79,7 @@ def test_a_storage_error_is_transient_and_leaves_the_row_untouched(monkeypatch):
     def broken_put(**kwargs):
         raise OSError("bucket unreachable")
 
-    monkeypatch.setattr(rendering, "rendition_put", broken_put)
+    monkeypatch.setattr(renditions, "rendition_put", broken_put)
 
     with pytest.raises(Transient, match="bucket unreachable"):
         image_renditions_make(image=image, final_attempt=False)
@@ -132,7 +132,7 @@ def test_a_record_run_tries_every_image_and_a_retry_only_does_the_rest(
         stored_image(photo_jpeg(name), runway=runway) for name in ("astronaut", "coffee", "rocket")
     ]
     unlucky = images[1].sha1
-    real_put = rendering.rendition_put
+    real_put = renditions.rendition_put
     failures = {"left": 1}
 
     def put_failing_once_for_one_image(**kwargs):
@@ -141,7 +141,7 @@ def test_a_record_run_tries_every_image_and_a_retry_only_does_the_rest(
             raise OSError("storage hiccup")
         real_put(**kwargs)
 
-    monkeypatch.setattr(rendering, "rendition_put", put_failing_once_for_one_image)
+    monkeypatch.setattr(renditions, "rendition_put", put_failing_once_for_one_image)
     with pytest.raises(Transient, match="storage hiccup"):
         record_renditions_make(kind="runway", record_id=runway.pk, final_attempt=False)
     # Every other image was done; the one that failed is untouched, pointing at nothing.

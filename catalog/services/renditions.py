@@ -1,11 +1,11 @@
 """Make the renditions, placeholder and colour of stored images (the I/O around the pure
-catalog.renditions): read each original from storage, render it, put the renditions, then
+catalog.imaging): read each original from storage, render it, put the renditions, then
 write the image row.
 
 The row is written only after every rendition in it is in storage, in one UPDATE of that row,
 so a record never points at a rendition that does not exist; and the row's other fields
 (review, curation) are never touched. Used by the follow-up rq job of each ingested album
-(ingest.tasks.run_renditions) and by `manage.py renditions` (the backfill).
+(catalog.tasks.run_renditions) and by `manage.py renditions` (the backfill).
 
 Errors are sorted like the ingest pipeline's: a storage error is transient (:class:`Transient`
 is raised while attempts remain; on the last one the image is marked failed with the error); an
@@ -16,39 +16,32 @@ image and its record stay as they are: an image without renditions is shown by i
 import hashlib
 import logging
 import threading
-from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Literal
 
 from django.conf import settings
 from django.core.files.storage import Storage, default_storage
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from catalog.models import RecordImage, Runway, RunwayImage, StreetSnap, StreetSnapImage
-from catalog.renditions import RenderError, render
+from catalog.imaging import RenderError, render
+from catalog.models import (
+    IMAGE_MODELS,
+    IMAGE_PARENT_FIELD,
+    RecordImage,
+    RunwayImage,
+    StreetSnapImage,
+)
 from catalog.storage import rendition_key, rendition_put
+from catalog.text import truncate
 
 logger = logging.getLogger(__name__)
 
 Status = RecordImage.RenditionStatus
 type Outcome = Literal["done", "skipped", "missing", "failed"]
 
-# KIND in `--record KIND:ID` and in the rq job's arguments: the ingest payload's words.
-RECORD_MODELS: dict[str, type[Runway] | type[StreetSnap]] = {
-    "runway": Runway,
-    "street": StreetSnap,
-}
-IMAGE_MODELS: dict[str, type[RunwayImage] | type[StreetSnapImage]] = {
-    "runway": RunwayImage,
-    "street": StreetSnapImage,
-}
-_IMAGE_PARENT = {"runway": "runway_id", "street": "street_snap_id"}
 _ERROR_MAX = 300
-_CATCH_UP_PAGE = 500
-_CATCH_UP_PAGES = 10
 
 
 class Transient(Exception):
@@ -101,7 +94,8 @@ def image_renditions_make(
         if not storage_has(storage, image.storage_key):
             missing = f"original missing in storage: {image.storage_key}"
             return "missing", _fail(image, missing, db_lock)
-        return _transient(image, f"reading the original: {_short(exc)}", final_attempt, db_lock)
+        why = truncate(f"{type(exc).__name__}: {exc}", 200)
+        return _transient(image, f"reading the original: {why}", final_attempt, db_lock)
     try:
         rendered = render(data, max_pixels=settings.INGEST_MAX_IMAGE_PIXELS)
     except RenderError as exc:
@@ -114,7 +108,8 @@ def image_renditions_make(
             rendition_put(key=key, data=rendition.data, storage=storage)
             renditions.append({"width": rendition.width, "height": rendition.height, "key": key})
     except Exception as exc:  # noqa: BLE001 - as above
-        return _transient(image, f"storing a rendition: {_short(exc)}", final_attempt, db_lock)
+        why = truncate(f"{type(exc).__name__}: {exc}", 200)
+        return _transient(image, f"storing a rendition: {why}", final_attempt, db_lock)
     # Only now, with every object in storage. sha1 is filled for legacy rows that had none
     # (their renditions' keys come from it).
     with db_lock:
@@ -143,7 +138,7 @@ def record_renditions_make(
     """
     tally = Tally()
     images = list(
-        IMAGE_MODELS[kind].objects.filter(**{_IMAGE_PARENT[kind]: record_id}).order_by("pk")
+        IMAGE_MODELS[kind].objects.filter(**{IMAGE_PARENT_FIELD[kind]: record_id}).order_by("pk")
     )
     todo = [image for image in images if force or image.rendition_status != Status.DONE]
     tally.skipped = len(images) - len(todo)
@@ -176,38 +171,6 @@ def record_renditions_make(
     return tally
 
 
-def records_without_renditions(
-    *, limit: int, stored_before: datetime, exclude: Collection[tuple[str, int]] = ()
-) -> list[tuple[str, int]]:
-    """Albums (kind, id) with an image whose renditions were never tried (neither made nor
-    failed) stored before ``stored_before``, leaving out ``exclude``; at most ``limit``:
-    runway albums first, each kind's by its oldest such image.
-
-    The catch-up's query (ingest.tasks.renditions_catch_up). It walks the partial index of
-    pending images by id for at most a few pages, so a million-row legacy import waiting for
-    its backfill costs each run the same few milliseconds.
-    """
-    found: dict[tuple[str, int], None] = {}
-    for kind, model in IMAGE_MODELS.items():
-        pending = model.objects.filter(
-            rendition_status=Status.PENDING, created_at__lt=stored_before
-        ).order_by("pk")
-        after = 0
-        for _ in range(_CATCH_UP_PAGES):
-            if len(found) >= limit:
-                return list(found)
-            page = list(
-                pending.filter(pk__gt=after).values_list("pk", _IMAGE_PARENT[kind])[:_CATCH_UP_PAGE]
-            )
-            for _, record_id in page:
-                if (kind, record_id) not in exclude and len(found) < limit:
-                    found.setdefault((kind, record_id))
-            if len(page) < _CATCH_UP_PAGE:
-                break
-            after = page[-1][0]
-    return list(found)
-
-
 def storage_has(storage: Storage, key: str) -> bool:
     try:
         return storage.exists(key)
@@ -231,8 +194,3 @@ def _fail(image: RecordImage, error: str, db_lock: AbstractContextManager) -> st
         )
     logger.warning("renditions of %s: %s", image, error)
     return error
-
-
-def _short(exc: Exception) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= 200 else text[:199] + "…"

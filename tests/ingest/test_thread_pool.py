@@ -1,12 +1,13 @@
-"""The embedded default: with no REDIS_URL the same pipeline runs in-process after the request's
-transaction commits, and the status endpoint tells the truth throughout."""
+"""The embedded default: with no REDIS_URL the same pipeline runs on ingest.thread_pool's
+background thread after the request's transaction commits, and the status endpoint tells the
+truth throughout."""
 
 import threading
 
 import pytest
 
 from catalog.models import Runway
-from ingest import downloads, inline
+from ingest import downloads, thread_pool
 from ingest.models import IngestJob
 from tests.factories import BrandFactory
 from tests.ingest.support import jpeg, runway_album, street_album
@@ -19,7 +20,7 @@ def _embedded(settings):
     assert settings.REDIS_URL == ""
     BrandFactory(name="Acme", slug="acme")
     yield
-    assert inline.wait_idle(timeout=60)
+    assert thread_pool.wait_idle(timeout=60)
 
 
 def test_a_submitted_album_is_ingested_in_process(crawler, image_server):
@@ -29,7 +30,7 @@ def test_a_submitted_album_is_ingested_in_process(crawler, image_server):
     ]
 
     accepted = crawler.post(runway_album(urls))
-    assert inline.wait_idle(timeout=60)
+    assert thread_pool.wait_idle(timeout=60)
     status = crawler.status(accepted.json()["job_id"])
 
     assert accepted.status_code == 202
@@ -59,7 +60,7 @@ def test_the_request_answers_before_the_job_runs_and_the_status_says_so(
     assert started.wait(timeout=60)
     while_running = crawler.status(job_id).json()
     proceed.set()
-    assert inline.wait_idle(timeout=60)
+    assert thread_pool.wait_idle(timeout=60)
     finished = crawler.status(job_id).json()
 
     assert accepted.status_code == 202
@@ -74,7 +75,7 @@ def test_a_transient_error_is_final_in_process(crawler, image_server):
     down = image_server.add("/2.jpg", b"", failures_first=(503,) * 5)
 
     job_id = crawler.post(runway_album([good, down])).json()["job_id"]
-    assert inline.wait_idle(timeout=60)
+    assert thread_pool.wait_idle(timeout=60)
 
     job = IngestJob.objects.get(pk=job_id)
     assert job.status == "succeeded"

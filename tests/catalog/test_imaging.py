@@ -1,4 +1,4 @@
-"""catalog.renditions on real photos (scikit-image's samples) and the odd inputs cameras and CMS
+"""catalog.imaging on real photos (scikit-image's samples) and the odd inputs cameras and CMS
 exports produce: width rules, EXIF orientation, CMYK, alpha, grayscale, 16-bit, placeholders."""
 
 import base64
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from PIL import Image, ImageCms
 from skimage import data as skdata
 
-from catalog.renditions import (
+from catalog.imaging import (
     WIDTHS,
     RenderError,
     average_color,

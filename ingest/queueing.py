@@ -1,0 +1,117 @@
+"""How a job reaches a worker: the rq queue in Redis, or the in-process runner in the embedded
+mode (no REDIS_URL). The job's state machine (ingest.services) hands jobs over through here on
+commit; reconcile and the renditions catch-up hand them over again when Redis lost them.
+
+Tasks are named by their dotted path, as rq stores them anyway: this module does not import
+what the tasks run (the pipeline, which builds on ingest.services), so no import runs back up.
+"""
+
+import logging
+import time
+
+from django.conf import settings
+from django.db import DatabaseError
+from django.utils import timezone
+from django_rq import get_queue
+from redis.exceptions import RedisError
+from rq import Retry
+
+from ingest import thread_pool
+from ingest.models import IngestJob
+
+logger = logging.getLogger(__name__)
+
+# The tasks, by the path rq records in each job (Job.func_name).
+RUN_INGEST_JOB = "ingest.tasks.run_ingest_job"
+RUN_INGEST_JOB_IN_PROCESS = "ingest.tasks.run_ingest_job_in_process"
+RUN_RENDITIONS = "catalog.tasks.run_renditions"
+
+
+def rq_job_id(job_id: int) -> str:
+    # One rq id per ingest job (e.g. "ingest-job-17"): reconcile can ask Redis whether the job
+    # is still there, and a second enqueue of a waiting job replaces it instead of doubling it.
+    return f"{settings.INGEST_QUEUE}-job-{job_id}"
+
+
+def ingest_job_enqueue(*, job_id: int) -> bool:
+    """The one way a job reaches a worker (the endpoint, the admin's retry, reconcile).
+
+    With REDIS_URL: the `ingest` rq queue, retried with backoff on transient errors. Without:
+    the in-process runner (the embedded mode). Returns whether the job was handed over; a
+    failure is logged, never raised: the job row is the durable record and `reconcile` will
+    hand it over later.
+    """
+    if not settings.REDIS_URL:
+        # Marked first: once submitted, the job's own writes start at once, and on SQLite two
+        # writers contend for the one database lock.
+        _mark_enqueued(job_id)
+        thread_pool.submit(RUN_INGEST_JOB_IN_PROCESS, job_id, time.monotonic())
+        return True
+    intervals = settings.INGEST_RETRY_INTERVALS
+    try:
+        # commit_mode="auto": we are already past the commit (on_commit or outside any
+        # transaction), and we need to know whether the enqueue reached Redis.
+        queue = get_queue(settings.INGEST_QUEUE, commit_mode="auto")
+        with queue.connection.pipeline() as pipe:
+            # One transaction: the job's entry still waiting on the queue (two reconciles at
+            # once, a retry racing one) is replaced, not doubled. A second delivery that still
+            # gets through (a worker took the first meanwhile) finds the job leased, or
+            # finished, and does nothing (ingest_job_claim).
+            pipe.multi()
+            pipe.lrem(queue.key, 0, rq_job_id(job_id))
+            queue.enqueue(
+                RUN_INGEST_JOB,
+                job_id,
+                job_id=rq_job_id(job_id),
+                retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
+                job_timeout=settings.INGEST_JOB_TIMEOUT,
+                description=f"ingest job {job_id}",
+                pipeline=pipe,
+            )
+            pipe.execute()
+    except RedisError:
+        logger.warning("ingest job %s: Redis unavailable; reconcile will enqueue it", job_id)
+        return False
+    _mark_enqueued(job_id)
+    return True
+
+
+def renditions_enqueue(*, kind: str, record_id: int) -> bool:
+    """Hand the renditions of one album to a worker: the `ingest` rq queue (retried with
+    backoff on storage errors), or the in-process runner in the embedded mode. Returns whether
+    it was handed over; never raises: an album whose renditions never ran is shown with its
+    originals, and `manage.py renditions` makes them later.
+
+    A follow-up job rather than a step of the ingest job: bench/renditions.py measured the
+    album reaching the review queue about as fast as without renditions this way, where
+    rendering inside the job would delay it by the whole album's rendering time
+    (docs/renditions.md).
+    """
+    if not settings.RENDITIONS_AT_INGEST:
+        return False
+    if not settings.REDIS_URL:
+        thread_pool.submit(RUN_RENDITIONS, kind, record_id)
+        return True
+    intervals = settings.INGEST_RETRY_INTERVALS
+    try:
+        get_queue(settings.INGEST_QUEUE, commit_mode="auto").enqueue(
+            RUN_RENDITIONS,
+            kind,
+            record_id,
+            retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
+            job_timeout=settings.INGEST_JOB_TIMEOUT,
+            description=f"renditions of {kind} {record_id}",
+        )
+    except RedisError:
+        logger.warning("renditions of %s %s: Redis unavailable; not enqueued", kind, record_id)
+        return False
+    return True
+
+
+def _mark_enqueued(job_id: int) -> None:
+    # The job is on its way whether or not this is recorded: a row without enqueued_at only
+    # makes reconcile enqueue it once more later (its waiting entry replaced, not doubled).
+    try:
+        IngestJob.objects.filter(pk=job_id).update(enqueued_at=timezone.now())
+    except DatabaseError:
+        logger.warning("ingest job %s: could not record the enqueue", job_id, exc_info=True)
