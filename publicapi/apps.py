@@ -11,9 +11,11 @@ class PublicApiConfig(AppConfig):
 
     def ready(self) -> None:
         from publicapi import checks  # noqa: F401 - registers the system checks
-        from publicapi.search import register_sqlite_functions
+        from publicapi.search import register_sqlite_functions as search_functions
+        from publicapi.similar import register_sqlite_functions as similar_functions
 
-        connection_created.connect(register_sqlite_functions)
+        connection_created.connect(search_functions)
+        connection_created.connect(similar_functions)
 
         pre_migrate.connect(drop_views_before_catalog_changes, sender=self)
         post_migrate.connect(restore_views, sender=self)
