@@ -27,6 +27,7 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView, exception_handler
 
+from config.breaker import redis as redis_breaker
 from config.clients import client_ip
 
 logger = logging.getLogger(__name__)
@@ -134,11 +135,15 @@ class PublicAnonRateThrottle(AnonRateThrottle):
 
     def allow_request(self, request, view) -> bool:
         # The throttle protects the archive; it must not take it down. If the cache (Redis)
-        # is unreachable, serve the request unthrottled and say so in the log.
+        # is unreachable, the request is served unthrottled; after a few failures the breaker
+        # skips Redis for a while (config.breaker), so a Redis that hangs costs each request
+        # nothing, and the log says so once, not with a traceback per request.
+        if not redis_breaker.allow():
+            return True
         try:
-            return self.count_request(request, view)
+            with redis_breaker.call():
+                return self.count_request(request, view)
         except Exception:
-            logger.exception("Public API throttle skipped: the cache is unavailable")
             return True
 
     def count_request(self, request, view) -> bool:
