@@ -240,7 +240,7 @@ _REFUSAL_CLASSES = [
     (re.compile(r"invalid URL|has no host|invalid host"), "invalid_url"),
 ]
 # Issues that are not refusals: repeats, near-duplicates, details stored as main images.
-_NOT_REFUSALS = re.compile(r"^(same bytes as image|near-duplicate of|stored as a main image)")
+_NOT_REFUSALS = re.compile(r"^(same bytes as |near-duplicate of|stored as a main image)")
 
 
 def refusal_class(reason: str) -> str | None:

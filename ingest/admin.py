@@ -192,5 +192,5 @@ class IngestJobAdmin(admin.ModelAdmin):
 
 
 def _issue_image(index) -> str:
-    # The image's number in the album, as the record page and the report's reasons name it.
+    # As the crawler sent it and the report's reasons name it: images[5] (docs/crawlers.md).
     return sent_image_name(index) if isinstance(index, int) else str(index or "")

@@ -19,10 +19,11 @@ DEFAULT_MAX_ISSUES = 100
 
 
 def sent_image_name(index: int) -> str:
-    """How the report names the image the crawler sent at `index` (0-based): by its number
-    counted from 1, as the editors' admin numbers it (review.naming.image_number). Not
-    review.naming.image_name, which names a stored image row, with its id."""
-    return f"image {index + 1}"
+    """How every ingest message names the image the crawler sent at `index`: as the album's
+    JSON does, `images[5]`, counted from 0 like the report's `index`, a street image's `parent`
+    and the keys of a 400's per-image errors (docs/crawlers.md, "Numbering"). Not
+    review.naming.image_name, which names a stored image row for editors."""
+    return f"images[{index}]"
 
 
 # The report's counts, in the order docs/crawlers.md documents them and the API and admin show them.

@@ -23,7 +23,7 @@ from catalog.keys import (
 )
 from catalog.models import YEAR_MAX, YEAR_MIN
 from ingest.models import IngestJob
-from ingest.report import COUNT_NAMES, Report
+from ingest.report import COUNT_NAMES, Report, sent_image_name
 
 RUNWAY_FIELDS = {"brand", "season_code", "season", "collection_type"}
 STREET_FIELDS = {"city", "month"}
@@ -107,6 +107,63 @@ class RunwayAlbumImageSerializer(StrictSerializer):
     look_index = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
 
 
+class StreetImagesSerializer(serializers.ListSerializer):
+    """A street album's images: each image's own fields (the child serializer), then how
+    details point at main images. The second check runs over every image whose own fields are
+    valid even when others are not, and as part of the `images` field, so one answer names every
+    mistake of the album (a wrong `year` and a wrong `parent` together)."""
+
+    def to_internal_value(self, data):
+        item_errors: dict[Any, Any] = {}
+        try:
+            checked = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            detail: Any = exc.detail
+            # Per-image errors are keyed by index; anything else (not a list, too many) is not.
+            if not isinstance(detail, dict) or not all(isinstance(k, int) for k in detail):
+                raise
+            item_errors = detail
+            child: Any = self.child  # a ListSerializer always has one; the stubs allow None
+            checked = [
+                None if index in item_errors else child.run_validation(item)
+                for index, item in enumerate(data)
+            ]
+        errors: dict[Any, Any] = {**item_errors, **parent_errors(checked)}
+        if errors:
+            # Keyed by image index, as DRF's own list errors are.
+            raise serializers.ValidationError(dict(sorted(errors.items())))
+        return checked
+
+
+def parent_errors(images: list[Mapping[str, Any] | None]) -> dict[int, dict[str, list[str]]]:
+    """The `parent` mistakes of a street album's images, keyed by index (DRF's shape for a
+    list's errors). An image given as None had invalid fields of its own: it is not checked,
+    and whether it is a detail is not guessed."""
+    errors: dict[int, dict[str, list[str]]] = {}
+    for position, image in enumerate(images):
+        if image is None:
+            continue
+        parent = image.get("parent")
+        is_detail = image.get("is_detail", parent is not None)
+        error = None
+        if is_detail and parent is None:
+            error = "A detail (is_detail: true) needs the index of its main image."
+        elif not is_detail and parent is not None:
+            error = "Only a detail has a parent; set is_detail: true or drop parent."
+        elif parent is not None and parent >= len(images):
+            error = (
+                f"{sent_image_name(parent)} does not exist: this album's images are "
+                f"{sent_image_name(0)} to {sent_image_name(len(images) - 1)}."
+            )
+        elif parent == position:
+            error = "An image cannot be its own parent."
+        elif parent is not None and images[parent] is not None and _is_detail(images[parent]):
+            error = f"{sent_image_name(parent)} is a detail; a parent must be a main image."
+        if error:
+            errors[position] = {"parent": [error]}
+    return errors
+
+
 class StreetAlbumImageSerializer(StrictSerializer):
     kind_label = "street image"
     other_kind_fields = frozenset(RUNWAY_IMAGE_FIELDS)
@@ -116,6 +173,9 @@ class StreetAlbumImageSerializer(StrictSerializer):
     is_detail = serializers.BooleanField(required=False)
     # DRF's metaclass takes declared fields off the class; the stubs see Field.parent here.
     parent = serializers.IntegerField(min_value=0, required=False, allow_null=True)  # type: ignore[assignment]
+
+    class Meta:
+        list_serializer_class = StreetImagesSerializer
 
 
 class AlbumSerializerBase(StrictSerializer):
@@ -195,31 +255,15 @@ class StreetAlbumSerializer(AlbumSerializerBase):
     title = FoldedCharField(max_length=255)
 
     def normalise_images(self, images):
-        normalised = []
-        # Keyed by index, the shape DRF gives per-item errors of a list.
-        errors: dict[int, dict[str, list[str]]] = {}
-        for position, image in enumerate(images):
-            parent = image.get("parent")
-            is_detail = image.get("is_detail", parent is not None)
-            error = None
-            if is_detail and parent is None:
-                error = "A detail (is_detail: true) needs the index of its main image."
-            elif not is_detail and parent is not None:
-                error = "Only a detail has a parent; set is_detail: true or drop parent."
-            elif parent is not None and parent >= len(images):
-                error = f"{parent} is not an image index of this album (0-{len(images) - 1})."
-            elif parent == position:
-                error = "An image cannot be its own parent."
-            elif parent is not None and _is_detail(images[parent]):
-                error = f"Image {parent} is a detail; a parent must be a main image."
-            if error:
-                errors[position] = {"parent": [error]}
-            normalised.append({"url": image["url"], "is_detail": is_detail, "parent": parent})
-        if errors:
-            # Keyed by image index, as DRF's own ListSerializer errors are; the stubs allow only
-            # string keys.
-            raise serializers.ValidationError({"images": errors})  # type: ignore[dict-item]
-        return normalised
+        # StreetImagesSerializer checked every parent; a detail is what has one, unless said.
+        return [
+            {
+                "url": image["url"],
+                "is_detail": _is_detail(image),
+                "parent": image.get("parent"),
+            }
+            for image in images
+        ]
 
 
 def _is_detail(image: Mapping[str, Any]) -> bool:

@@ -24,7 +24,7 @@ host=${HOST:-127.0.0.1}
 port=${PORT:-8000}
 
 python manage.py migrate --no-input -v 0
-python manage.py dev_editor
+python manage.py dev_editor --password-file .dev/editor-password
 cat <<MSG
 
   Admin:     http://$host:$port/admin/

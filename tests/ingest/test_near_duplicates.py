@@ -79,6 +79,10 @@ def test_a_copy_later_in_the_same_album_is_flagged_against_the_earlier_image(ima
         "repeated": 0,
         "duplicates": 1,
     }
+    # one numbering: the issue is images[1], and it names the image it repeats as images[0]
+    [issue] = job.report["issues"]
+    assert issue["index"] == 1
+    assert issue["reason"].startswith("near-duplicate of images[0] of this album")
 
 
 def test_a_slightly_cropped_copy_is_flagged(image_server):

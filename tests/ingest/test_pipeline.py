@@ -154,7 +154,10 @@ def test_the_same_bytes_twice_are_stored_once(acme, image_server):
         "repeated": 1,
         "duplicates": 0,
     }
-    assert "same bytes as image 1" in job.report["issues"][0]["reason"]
+    # named as the album's JSON names it: the issue's index is 1, the image it repeats images[0]
+    issue = job.report["issues"][0]
+    assert issue["index"] == 1
+    assert issue["reason"] == "same bytes as images[0]; stored once"
 
 
 def test_one_url_listed_twice_is_downloaded_once(acme, image_server):

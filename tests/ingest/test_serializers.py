@@ -75,9 +75,9 @@ def test_a_parent_without_is_detail_makes_a_detail():
     [
         ({"is_detail": True}, "needs the index"),
         ({"is_detail": False, "parent": 0}, "Only a detail"),
-        ({"parent": 7}, "not an image index"),
+        ({"parent": 7}, "images[7] does not exist"),
         ({"parent": 1}, "own parent"),
-        ({"parent": 2}, "is a detail"),
+        ({"parent": 2}, "images[2] is a detail"),
     ],
 )
 def test_street_parents_must_name_a_main_image_of_the_album(image, message):
@@ -88,6 +88,34 @@ def test_street_parents_must_name_a_main_image_of_the_album(image, message):
     errors = errors_of(album)
 
     assert message in str(errors["images"][1]["parent"][0])
+
+
+def test_every_mistake_of_an_album_is_in_one_answer():
+    # given a wrong year, a wrong URL on images[0] and a detail of a detail on images[2]
+    album = street_album([URL, URL + "?1", URL + "?2"], year=1200)
+    album["images"][0]["url"] = "ftp://example.com/0.jpg"
+    album["images"][1].update(is_detail=True, parent=0)
+    album["images"][2].update(is_detail=True, parent=1)
+
+    errors = errors_of(album)
+
+    # then all three are named at once, each image by its index
+    assert set(errors) == {"year", "images"}
+    assert set(errors["images"]) == {0, 2}
+    assert "http(s)" in str(errors["images"][0]["url"][0])
+    assert "images[1] is a detail" in str(errors["images"][2]["parent"][0])
+
+
+def test_a_parent_naming_an_invalid_image_is_not_second_guessed():
+    album = street_album([URL, URL + "?1"])
+    album["images"][0]["is_detail"] = "maybe"
+    album["images"][1].update(is_detail=True, parent=0)
+
+    errors = errors_of(album)
+
+    # images[0]'s own error, and nothing guessed about whether it is a detail
+    assert set(errors["images"]) == {0}
+    assert "is_detail" in errors["images"][0]
 
 
 def test_a_street_field_in_a_runway_album_is_named():

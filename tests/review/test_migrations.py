@@ -133,6 +133,42 @@ class TestDevEditor:
         assert not editor.is_superuser and not editor.check_password("old")
         assert editor.groups.count() == 1
 
+    def test_with_a_password_file_a_rerun_keeps_the_password(self, settings, capsys, tmp_path):
+        settings.DEBUG = True
+        password_file = tmp_path / ".dev" / "editor-password"
+
+        call_command("dev_editor", password_file=password_file)
+        first = capsys.readouterr().out.split("password: ")[1].split()[0]
+        call_command("dev_editor", password_file=password_file)
+        second = capsys.readouterr().out
+
+        assert "Kept the editor account" in second
+        assert second.split("password: ")[1].split()[0] == first
+        assert User.objects.get(username="editor").check_password(first)
+        assert password_file.read_text().strip() == first
+        assert password_file.stat().st_mode & 0o777 == 0o600
+
+    def test_a_kept_password_is_set_again_on_a_new_database(self, settings, tmp_path):
+        settings.DEBUG = True
+        password_file = tmp_path / "editor-password"
+        password_file.write_text("from-yesterday\n")
+
+        call_command("dev_editor", password_file=password_file)
+
+        assert User.objects.get(username="editor").check_password("from-yesterday")
+
+    def test_reset_makes_a_new_password_and_keeps_that(self, settings, capsys, tmp_path):
+        settings.DEBUG = True
+        password_file = tmp_path / "editor-password"
+        password_file.write_text("old-one\n")
+
+        call_command("dev_editor", password_file=password_file, reset=True)
+
+        new = capsys.readouterr().out.split("password: ")[1].split()[0]
+        assert new != "old-one"
+        assert password_file.read_text().strip() == new
+        assert User.objects.get(username="editor").check_password(new)
+
     def test_it_refuses_outside_debug(self, settings):
         settings.DEBUG = False
 

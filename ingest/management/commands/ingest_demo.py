@@ -26,6 +26,8 @@ from django.core.management.base import BaseCommand, CommandError
 from PIL import Image, ImageDraw
 from standardwebhooks.webhooks import Webhook
 
+from ingest.report import sent_image_name
+
 FINAL = {"succeeded", "skipped", "failed"}
 
 
@@ -61,6 +63,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, url: str, secret: str | None, timeout: float, **options):
         secret = secret or self._secret()
+        _check_reachable(url)
         images = self._images()
         server = _serve(images)
         base = f"http://127.0.0.1:{server.server_address[1]}"
@@ -134,7 +137,9 @@ class Command(BaseCommand):
             + f"; record {job['record_id']}; attempts {job['attempts']}; counts {counts}"
         )
         for issue in job["report"]["issues"]:
-            self.stdout.write(f"    image {issue['index']}: {issue['reason']} ({issue['url']})")
+            # Named as the report and every ingest message name an image (docs/crawlers.md).
+            name = sent_image_name(issue["index"])
+            self.stdout.write(f"    {name}: {issue['reason']} ({issue['url']})")
 
     def _secret(self) -> str:
         if settings.INGEST_SECRETS:
@@ -185,6 +190,19 @@ def _serve(images: dict[str, bytes]) -> ThreadingHTTPServer:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+def _check_reachable(url: str) -> None:
+    """One clear line, not a traceback, when nothing answers at ``url``."""
+    try:
+        urllib.request.urlopen(f"{url}/healthz", timeout=5).close()  # noqa: S310
+    except urllib.error.HTTPError:
+        pass  # something answered: the pushes say what is wrong with it
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise CommandError(
+            f"No server answers at {url} ({reason}). Start one with `make run`, or pass --url."
+        ) from None
 
 
 def _request(secret: str, method: str, url: str, body: str) -> tuple[int, dict]:
