@@ -50,6 +50,27 @@ def _plain_http_for_the_live_server():
 
 
 @pytest.fixture(autouse=True)
+def _redis_breaker_closed():
+    # The breaker's state is the process's (config.breaker): one test's dead Redis must not
+    # make the next test skip its own.
+    from config.breaker import redis
+
+    redis.reset()
+    yield
+    redis.reset()
+
+
+@pytest.fixture
+def hung_redis():
+    """A Redis that accepts connections and never answers (tests.support.HungRedis)."""
+    from tests.support import HungRedis
+
+    server = HungRedis()
+    yield server
+    server.close()
+
+
+@pytest.fixture(autouse=True)
 def _test_settings(settings, tmp_path):
     # Tests write media to a throwaway folder (plain HTTP: see the session fixture above).
     settings.MEDIA_ROOT = tmp_path / "media"
