@@ -155,9 +155,17 @@ def browser_page(monkeypatch):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(30_000)
-        page.on("dialog", lambda dialog: dialog.accept())  # confirm() of irreversible steps
+        # The review pages ask in a dialog of their own (review.js), never with the browser's
+        # confirm() or alert(): one appearing is a failure of the test.
+        native: list[str] = []
+        page.on("dialog", lambda dialog: (native.append(dialog.message), dialog.dismiss()))
+        # A script error on a page is a failure too, whatever the test looked at.
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
         try:
             yield page
+            assert native == [], f"the page opened the browser's own dialog: {native}"
+            assert errors == [], f"a script of the page failed: {errors}"
         finally:
             browser.close()
             # Django keeps connections per execution context (asgiref Local), and Playwright's
