@@ -280,5 +280,8 @@ class IngestJobAdmin(admin.ModelAdmin):
 
 
 def _issue_image(index) -> str:
-    # As the crawler sent it and the report's reasons name it: images[5] (docs/crawlers.md).
-    return sent_image_name(index) if isinstance(index, int) else str(index or "")
+    # As the report's reasons name it, images[5], and as the album's page numbers it, image 6
+    # (docs/editors.md): the job's page is read by editors and crawler authors alike.
+    if not isinstance(index, int):
+        return str(index or "")
+    return f"{sent_image_name(index)} (image {index + 1})"

@@ -167,7 +167,11 @@ def test_the_job_page_shows_payload_and_report_readably(admin_client, report):
     assert response.status_code == 200
     assert '<pre style="white-space: pre-wrap">{\n  &quot;kind&quot;: &quot;runway&quot;' in html
     assert "Acme &lt;FW24&gt;" in html  # escaped, not rendered
-    assert "<td>https://example.com/&lt;b&gt;.jpg</td><td>HTTP 404</td>" in html
+    # named as the report names it and as the album's page numbers it
+    assert (
+        "<td>images[1] (image 2)</td><td>https://example.com/&lt;b&gt;.jpg</td><td>HTTP 404</td>"
+        in html
+    )
     assert "received: 2, stored: 1, refused: 1, repeated: 0, duplicates: 0" in html
 
 
