@@ -15,6 +15,7 @@ from catalog.models import (
     LEGACY_PHASH_ALGORITHM,
     Brand,
     BrandAlias,
+    NotDuplicate,
     RecordImage,
     Runway,
     RunwayImage,
@@ -83,6 +84,7 @@ def image_near_duplicate_candidates(
     probes: Sequence[Sequence[int]],
     phash_algorithm: str,
     exclude_record_id: int | None = None,
+    sha1: str = "",
 ) -> list[tuple[int, int]]:
     """Live images of live records, hashed by ``phash_algorithm``, whose perceptual-hash bands
     match any probe. Returns ``(id, phash)`` pairs.
@@ -98,6 +100,9 @@ def image_near_duplicate_candidates(
     Hashes of another algorithm are not comparable bit for bit, so they are filtered here, in
     the query: the legacy archive's (of an unknown algorithm) are not even in the band
     indexes, so at millions of legacy images a lookup never visits their rows.
+
+    Given the new image's ``sha1``, the pictures an editor said it is not a duplicate of
+    (:func:`not_duplicates_of`) are left out too.
     """
     if len(probes) != 4:
         raise ValueError("four bands of probes expected")
@@ -116,7 +121,18 @@ def image_near_duplicate_candidates(
     )
     if exclude_record_id is not None:
         candidates = candidates.exclude(**{f"{record}_id": exclude_record_id})
+    distinct = not_duplicates_of(sha1) if sha1 else set()
+    if distinct:
+        candidates = candidates.exclude(sha1__in=distinct)
     return list(candidates.values_list("id", "phash"))
+
+
+def not_duplicates_of(sha1: str) -> set[str]:
+    """The contents an editor said the picture ``sha1`` is not a near-duplicate of."""
+    pairs = NotDuplicate.objects.filter(Q(sha1_low=sha1) | Q(sha1_high=sha1))
+    return {
+        high if low == sha1 else low for low, high in pairs.values_list("sha1_low", "sha1_high")
+    }
 
 
 # --- Renditions -----------------------------------------------------------------------------

@@ -2,24 +2,30 @@
 
 ``/healthz``: the process serves requests (no dependency is touched, so a database outage
 never gets every web process restarted). ``/readyz``: the database answers and is migrated,
-Redis answers when ``REDIS_URL`` is set, the media storage takes a write; JSON with one entry
-per check, 503 when one fails. Both are served by ``config.ops.OpsEndpointsMiddleware`` ahead
-of the host check and the HTTPS redirect, never cached, never throttled.
+Redis answers when ``REDIS_URL`` is set, the media storage answers a read; JSON with one
+entry per check, by name, "OK" or "failing" (what failed, and why, goes to the log: the
+probe is anyone's to call), 503 when one fails. Both are served by
+``config.ops.OpsEndpointsMiddleware`` ahead of the host check and the HTTPS redirect, never
+cached, never throttled.
 """
 
 import dataclasses
 from typing import ClassVar
 
 from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import storages
 from django.db import DatabaseError, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.http import JsonResponse
 from django.utils.cache import add_never_cache_headers
 from health_check.base import HealthCheck
-from health_check.checks import Database, Storage
+from health_check.checks import Database
 from health_check.contrib.redis import Redis
 from health_check.exceptions import ServiceUnavailable
 from health_check.views import HealthCheckView
+
+from config.breaker import redis as redis_breaker
 
 
 @dataclasses.dataclass
@@ -49,18 +55,71 @@ class Migrated(HealthCheck):
         Migrated.applied.add(self.alias)
 
 
+@dataclasses.dataclass
+class StorageAnswers(HealthCheck):
+    """The media storage answers a read: a HEAD of one small object on S3, a stat on disk.
+
+    Not a write and a delete per probe (django-health-check's Storage): load balancers ask
+    every few seconds, and on S3 each of those is a paid request. The object is written once,
+    when it is missing: reading an existing key needs only s3:GetObject, where asking for a
+    missing one answers 403, not 404, to a role without s3:ListBucket."""
+
+    alias: str = "default"
+    key: ClassVar[str] = "health/readyz.txt"
+
+    def run(self) -> None:
+        storage = storages[self.alias]
+        try:
+            if storage.exists(self.key):
+                return
+        except Exception:  # noqa: BLE001, S110 - a missing key without ListBucket: written below
+            pass
+        saved = storage.save(self.key, ContentFile(b"ok\n"))
+        if saved != self.key:  # another process wrote it meanwhile (a local folder renames)
+            storage.delete(saved)
+
+
+@dataclasses.dataclass
+class RedisAnswers(Redis):
+    """Redis answers a PING, unless the breaker (config.breaker) skips it after recent
+    failures: a Redis that hangs then costs a probe nothing, not its 2 s timeout."""
+
+    async def run(self) -> None:
+        if not redis_breaker.allow():
+            raise ServiceUnavailable("skipped: Redis failed just before (config.breaker)")
+        with redis_breaker.call():
+            await super().run()
+
+
+# The name each check answers under: what is checked, never where (no host, port or path).
+_NAMES = {
+    Database: "database",
+    Migrated: "migrations",
+    RedisAnswers: "redis",
+    StorageAnswers: "storage",
+}
+
+
 class ReadinessView(HealthCheckView):
     def get_checks(self):
         yield Database()
         yield Migrated()
         if settings.REDIS_URL:
-            yield Redis(client_factory=_redis_client)
-        yield Storage()
+            yield RedisAnswers(client_factory=_redis_client)
+        yield StorageAnswers()
 
     def render_to_response_json(self, status):
         # django-health-check answers 500 on a failed check; 503 is what load balancers and
-        # Kubernetes read as "not ready, try another".
-        return super().render_to_response_json(503 if status >= 500 else status)
+        # Kubernetes read as "not ready, try another". Each check by its name, OK or failing:
+        # its own words (a host, a port, a count of migrations) are for the log, which
+        # django-health-check writes for every failed check.
+        return JsonResponse(
+            {
+                _NAMES[type(result.check)]: "failing" if result.error else "OK"
+                for result in self.results
+            },
+            status=503 if status >= 500 else status,
+        )
 
     async def get(self, request, *args, **kwargs):
         # JSON whatever the Accept header says: a probe is not a browser.

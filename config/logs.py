@@ -32,17 +32,54 @@ class ContextFilter(logging.Filter):
         return True
 
 
+# What a log reader could take for a line break or a terminal command: C0 and C1 controls,
+# DEL, and Unicode's line and paragraph separators. A request path is the caller's to choose:
+# "/x%0A2026-... INFO config.requests GET /admin/ 200" would otherwise write a forged line.
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match[0]
+    if char in _NAMED:
+        return _NAMED[char]
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+def escape_controls(text: str) -> str:
+    """Control characters as escapes (a line break as \\n): what is left is one line."""
+    return _CONTROLS.sub(_escape, text)
+
+
 class PlainFormatter(logging.Formatter):
-    """The plain format, with whichever ids the line has appended (``make run``)."""
+    """The plain format (``make run``), with whichever ids the line has appended.
+
+    One record is one line that starts with its time; a traceback (or stack) follows on lines
+    of its own, each indented, so no text of a record can pass for another record's line."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line = super().format(record)
+        record.message = record.getMessage()
+        if self.usesTime():
+            record.asctime = self.formatTime(record, self.datefmt)
+        line = escape_controls(self.formatMessage(record))
         ids = [
             f"{name}={value}"
             for name in ("request_id", "ingest_job_id", "rq_job_id")
             if (value := getattr(record, name, None))
         ]
-        return f"{line} [{' '.join(ids)}]" if ids else line
+        if ids:
+            line = f"{line} [{escape_controls(' '.join(ids))}]"
+        details = []
+        if record.exc_info:
+            details.append(self.formatException(record.exc_info))
+        elif record.exc_text:
+            details.append(record.exc_text)
+        if record.stack_info:
+            details.append(self.formatStack(record.stack_info))
+        indented = [
+            f"    {escape_controls(part)}" for text in details for part in text.splitlines()
+        ]
+        return "\n".join([line, *indented])
 
 
 # Asked every few seconds by every load balancer and orchestrator: a line for each answer

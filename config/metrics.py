@@ -30,6 +30,8 @@ from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from config.breaker import redis as redis_breaker
+
 logger = logging.getLogger(__name__)
 
 # Counted in this process; summed across processes by MultiProcessCollector under gunicorn.
@@ -251,14 +253,18 @@ class ArchiveCollector:
         )
         up = GaugeMetricFamily("archive_redis_up", "1 when Redis answered this scrape.")
         try:
-            for name in sorted(settings.RQ_QUEUES):
-                queue = django_rq.get_queue(name)
-                depth.add_metric([name, "queued"], queue.count)
-                depth.add_metric([name, "scheduled"], queue.scheduled_job_registry.count)
-                depth.add_metric([name, "started"], queue.started_job_registry.count)
-                depth.add_metric([name, "failed"], queue.failed_job_registry.count)
+            # Skipped while the breaker is open (config.breaker): a Redis that hangs must not
+            # hold every scrape for its timeout; its failures are logged there, once.
+            if not redis_breaker.allow():
+                raise RedisError("skipped after recent failures")
+            with redis_breaker.call(RedisError):
+                for name in sorted(settings.RQ_QUEUES):
+                    queue = django_rq.get_queue(name)
+                    depth.add_metric([name, "queued"], queue.count)
+                    depth.add_metric([name, "scheduled"], queue.scheduled_job_registry.count)
+                    depth.add_metric([name, "started"], queue.started_job_registry.count)
+                    depth.add_metric([name, "failed"], queue.failed_job_registry.count)
         except RedisError:
-            logger.warning("metrics: Redis did not answer", exc_info=True)
             up.add_metric([], 0)
             yield up
             return

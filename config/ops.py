@@ -7,7 +7,6 @@ ALLOWED_HOSTS lists. Nothing below runs for them (no session, no CSRF, no thrott
 """
 
 from asgiref.sync import async_to_sync
-from django.conf import settings
 
 from config import health, metrics
 
@@ -27,14 +26,3 @@ class OpsEndpointsMiddleware:
         if view is None:
             return self.get_response(request)
         return view(request)
-
-
-def client_ip(request) -> str:
-    """The client's address as the public API's throttle sees it (DRF's NUM_PROXIES rule), so
-    the admin lockout counts clients behind the same proxies the same way."""
-    num_proxies = settings.REST_FRAMEWORK.get("NUM_PROXIES") or 0
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-    if num_proxies and forwarded:
-        addresses = [address.strip() for address in forwarded.split(",")]
-        return addresses[-min(num_proxies, len(addresses))]
-    return request.META.get("REMOTE_ADDR", "")

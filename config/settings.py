@@ -25,7 +25,7 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[:
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.apps.ArchiveAdminConfig",  # django.contrib.admin, with the archive's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -61,13 +61,19 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "config.urls"
+
+# What the admin calls the archive (its header and page titles), and where its "View site"
+# goes: the public site, or by default the public API's documentation.
+ARCHIVE_NAME = env.str("ARCHIVE_NAME", default="Fashion archive")
+PUBLIC_SITE_URL = env.str("PUBLIC_SITE_URL", default="/api/docs/")
 WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"
 
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # The admin site's own pages (config.admin); the apps' templates come with the apps.
+        "DIRS": [BASE_DIR / "config" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -143,6 +149,10 @@ _rq_url = REDIS_URL or "redis://127.0.0.1:6379/0"
 # committed first, so a failed enqueue loses nothing (the reconcile command re-enqueues it).
 if "socket_connect_timeout=" not in _rq_url:
     _rq_url += ("&" if "?" in _rq_url else "?") + "socket_connect_timeout=2"
+# ... nor one that accepts and never answers hold it forever (redis-py waits without end by
+# default). rq's workers raise it on their own connection for their long blocking reads.
+if "socket_timeout=" not in _rq_url:
+    _rq_url += "&socket_timeout=5"
 INGEST_JOB_TIMEOUT = env.int("INGEST_JOB_TIMEOUT", default=900)
 # The queue ingest jobs go to; tests point it at a queue of their own.
 INGEST_QUEUE = env.str("INGEST_QUEUE", default="ingest")
@@ -437,7 +447,7 @@ AXES_COOLOFF_MINUTES = env.int("AXES_COOLOFF_MINUTES", default=15)
 AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "config.ops.client_ip"
+AXES_CLIENT_IP_CALLABLE = "config.clients.client_ip"
 AXES_COOLOFF_MESSAGE = (
     f"Too many failed logins for this username from your address: logging in is locked for "
     f"{AXES_COOLOFF_MINUTES} minutes. Try again later, or ask an administrator to unlock it."

@@ -1,15 +1,21 @@
 """The ingest jobs admin: read-only, with a retry action for failed and stale jobs.
 
 Jobs are written by the endpoint and the workers only; the admin shows them (payload and
-report readably) and can put a failed or stale job back on the queue, through the same
-enqueue path as the endpoint. Nobody adds, edits or deletes a job here.
+report readably, the album's title and brand or city in the list) and can put a failed or
+stale job back on the queue (the list's action, the job page's Retry button), through the
+same enqueue path as the endpoint; a job failed on an unknown brand links the page that adds
+the name it sent as an alias. Nobody adds, edits or deletes a job here.
 """
 
 import json
 from collections.abc import Sequence
+from urllib.parse import urlencode
 
 from django.contrib import admin, messages
-from django.urls import NoReverseMatch, reverse
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseRedirect
+from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
@@ -17,7 +23,7 @@ from catalog.models import MediaChange, PublicObject
 from catalog.visibility import keys_sync, media_changes_process
 from ingest.models import IngestJob
 from ingest.report import COUNT_NAMES, sent_image_name
-from ingest.services import JobStateError, ingest_job_retry
+from ingest.services import RETRYABLE, JobStateError, ingest_job_retry
 
 
 def record_admin_url(job: IngestJob) -> str | None:
@@ -60,9 +66,35 @@ def _ordered(mapping: dict, order: Sequence[str]) -> dict:
     return dict(sorted(mapping.items(), key=lambda item: (rank.get(item[0], len(order)), item[0])))
 
 
+def brand_alias_add_url(job: IngestJob) -> str | None:
+    """For a job that failed on an unknown brand: the admin's page that adds the brand name
+    it sent as an alias (pre-filled; the editor picks the brand), coming back to the job.
+    None when the brand admins (the review app's) are not installed."""
+    name = (job.payload or {}).get("brand")
+    if job.reason != "unknown_brand" or not isinstance(name, str) or not name:
+        return None
+    try:
+        add = reverse("admin:catalog_brandalias_add")
+        back = reverse("admin:ingest_ingestjob_change", args=[job.pk])
+    except NoReverseMatch:
+        return None
+    return f"{add}?{urlencode({'alias': name, 'next': back})}"
+
+
 @admin.register(IngestJob)
 class IngestJobAdmin(admin.ModelAdmin):
-    list_display = ["id", "status", "kind", "source", "attempts", "age", "reason", "record_link"]
+    list_display = [
+        "id",
+        "status",
+        "kind",
+        "album",
+        "where",
+        "source",
+        "attempts",
+        "age",
+        "reason",
+        "record_link",
+    ]
     list_filter = ["status", "kind", "source"]
     search_fields = ["source_url", "webhook_id", "=id"]
     date_hierarchy = "created_at"
@@ -126,6 +158,62 @@ class IngestJobAdmin(admin.ModelAdmin):
 
     def has_retry_permission(self, request) -> bool:
         return request.user.has_perm("ingest.retry_ingestjob")
+
+    def get_urls(self):
+        retry = path(
+            "<path:object_id>/retry/",
+            self.admin_site.admin_view(self.retry_view),
+            name="ingest_ingestjob_retry",
+        )
+        return [retry, *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        job = self.get_object(request, unquote(object_id))
+        context = {**(extra_context or {})}
+        if job is not None:
+            context["retry_url"] = (
+                reverse("admin:ingest_ingestjob_retry", args=[job.pk])
+                if job.status in RETRYABLE and self.has_retry_permission(request)
+                else ""
+            )
+            context["brand_alias_add_url"] = brand_alias_add_url(job)
+            context["brand_sent"] = (job.payload or {}).get("brand", "")
+        return super().change_view(request, object_id, form_url, context)
+
+    def retry_view(self, request, object_id):
+        """The Retry button of a failed or stale job's page (POST)."""
+        if not self.has_retry_permission(request):
+            raise PermissionDenied
+        page = reverse("admin:ingest_ingestjob_change", args=[object_id])
+        if request.method != "POST":
+            return HttpResponseRedirect(page)
+        try:
+            ingest_job_retry(job_id=int(object_id))
+        except JobStateError as refusal:
+            self.message_user(request, str(refusal), messages.WARNING)
+        except (ValueError, IngestJob.DoesNotExist):
+            raise Http404("No such ingest job.") from None
+        else:
+            self.message_user(request, "Queued again.", messages.SUCCESS)
+        return HttpResponseRedirect(page)
+
+    @admin.display(description="album")
+    def album(self, job: IngestJob) -> str:
+        title = (job.payload or {}).get("title")
+        return title if isinstance(title, str) and title else "-"
+
+    @admin.display(description="brand / city")
+    def where(self, job: IngestJob) -> str:
+        """The brand and season of a runway, the city and month of a street album, as the
+        crawler sent them (a failed job has no record to read them from)."""
+        payload = job.payload or {}
+        if job.kind == IngestJob.Kind.RUNWAY:
+            parts = [payload.get("brand"), payload.get("season_code")]
+        else:
+            year, month = payload.get("year"), payload.get("month")
+            dated = isinstance(year, int) and isinstance(month, int) and month
+            parts = [payload.get("city"), f"{year}-{month:02d}" if dated else year]
+        return " · ".join(str(part) for part in parts if part) or "-"
 
     @admin.display(description="age", ordering="created_at")
     def age(self, job: IngestJob) -> str:
@@ -194,8 +282,11 @@ class IngestJobAdmin(admin.ModelAdmin):
 
 
 def _issue_image(index) -> str:
-    # As the crawler sent it and the report's reasons name it: images[5] (docs/crawlers.md).
-    return sent_image_name(index) if isinstance(index, int) else str(index or "")
+    # As the report's reasons name it, images[5], and as the album's page numbers it, image 6
+    # (docs/editors.md): the job's page is read by editors and crawler authors alike.
+    if not isinstance(index, int):
+        return str(index or "")
+    return f"{sent_image_name(index)} (image {index + 1})"
 
 
 # --- Visibility: what the jobs that move bytes and purge the edge have not finished ------------

@@ -17,6 +17,7 @@ from django_rq import get_queue
 from redis.exceptions import RedisError
 from rq import Retry
 
+from config.breaker import redis as redis_breaker
 from ingest import thread_pool
 from ingest.models import IngestJob
 
@@ -52,11 +53,18 @@ def ingest_job_enqueue(*, job_id: int) -> bool:
         thread_pool.submit(RUN_INGEST_JOB_IN_PROCESS, job_id, time.monotonic())
         return True
     intervals = settings.INGEST_RETRY_INTERVALS
+    if not redis_breaker.allow():
+        # Redis failed just before (config.breaker): the crawler's 202 or the editor's retry
+        # need not wait for it to time out again.
+        logger.info(
+            "ingest job %s: Redis skipped after failures; reconcile will enqueue it", job_id
+        )
+        return False
     try:
         # commit_mode="auto": we are already past the commit (on_commit or outside any
         # transaction), and we need to know whether the enqueue reached Redis.
         queue = get_queue(settings.INGEST_QUEUE, commit_mode="auto")
-        with queue.connection.pipeline() as pipe:
+        with redis_breaker.call(RedisError), queue.connection.pipeline() as pipe:
             # One transaction: the job's entry still waiting on the queue (two reconciles at
             # once, a retry racing one) is replaced, not doubled. A second delivery that still
             # gets through (a worker took the first meanwhile) finds the job leased, or

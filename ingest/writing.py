@@ -156,6 +156,8 @@ def _nearest(
         # Hashes of another algorithm are not comparable bit for bit: the query leaves them out.
         phash_algorithm=analysed.phash_algorithm,
         exclude_record_id=plan.record.pk if plan.record is not None else None,
+        # Not the pictures an editor said this one is not a duplicate of.
+        sha1=analysed.sha1,
     )
     for image_id, phash in candidates:
         distance = hamming(phash, analysed.phash)

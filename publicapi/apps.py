@@ -11,9 +11,11 @@ class PublicApiConfig(AppConfig):
 
     def ready(self) -> None:
         from publicapi import checks  # noqa: F401 - registers the system checks
-        from publicapi.search import register_sqlite_functions
+        from publicapi.search import register_sqlite_functions as search_functions
+        from publicapi.similar import register_sqlite_functions as similar_functions
 
-        connection_created.connect(register_sqlite_functions)
+        connection_created.connect(search_functions)
+        connection_created.connect(similar_functions)
 
         pre_migrate.connect(drop_views_before_catalog_changes, sender=self)
         post_migrate.connect(restore_views, sender=self)
@@ -57,7 +59,7 @@ def drop_views_before_catalog_changes(sender, using, plan=None, **kwargs) -> Non
 
 
 def restore_views(sender, using, **kwargs) -> None:
-    from publicapi.sql import DROP_VIEWS, for_vendor, views_for
+    from publicapi.sql import DROP_VIEWS, database_kind, for_vendor, views_for
 
     connection = connections[using]
     recorder = MigrationRecorder(connection)
@@ -68,13 +70,18 @@ def restore_views(sender, using, **kwargs) -> None:
     if not views:
         return  # publicapi migrated to zero: no views wanted.
     with connection.cursor() as cursor:
-        for statement in DROP_VIEWS + for_vendor(views, connection.vendor):
+        for statement in DROP_VIEWS + for_vendor(views, database_kind(connection)):
             cursor.execute(statement)
     readers = _readers.pop(using, [])
     if readers:
-        from publicapi.management.commands.create_public_role import public_views
+        from publicapi.roles import column_grants, public_roles, public_views
 
         names = ", ".join(connection.ops.quote_name(name) for name in public_views(connection))
         with connection.cursor() as cursor:
             for grantee in readers:  # regrole's text: already a quoted identifier
                 cursor.execute(f"GRANT SELECT ON {names} TO {grantee}")
+            # The public roles read through the views with their own rights (V6): the
+            # columns a new version of the views reads too.
+            if roles := public_roles(connection):
+                for grant in column_grants(connection, roles):
+                    cursor.execute(grant.as_string(connection.connection))

@@ -28,6 +28,8 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView, exception_handler
 
+from config.breaker import redis as redis_breaker
+from config.clients import client_ip
 from publicapi.tags import header_value, response_tags
 
 logger = logging.getLogger(__name__)
@@ -127,6 +129,11 @@ class PublicAnonRateThrottle(AnonRateThrottle):
     num_requests: int
     duration: int
 
+    def get_ident(self, request) -> str:
+        # DRF's rule (NUM_PROXIES), but only ever an address: an X-Forwarded-For entry that is
+        # not one would be a fresh identity of the client's choosing per request.
+        return client_ip(request)
+
     def get_rate(self) -> str | None:
         # The stubs type the rates as numbers (DRF's are "100/min") and the scope as optional
         # (AnonRateThrottle sets it).
@@ -139,11 +146,15 @@ class PublicAnonRateThrottle(AnonRateThrottle):
 
     def allow_request(self, request, view) -> bool:
         # The throttle protects the archive; it must not take it down. If the cache (Redis)
-        # is unreachable, serve the request unthrottled and say so in the log.
+        # is unreachable, the request is served unthrottled; after a few failures the breaker
+        # skips Redis for a while (config.breaker), so a Redis that hangs costs each request
+        # nothing, and the log says so once, not with a traceback per request.
+        if not redis_breaker.allow():
+            return True
         try:
-            return self.count_request(request, view)
+            with redis_breaker.call():
+                return self.count_request(request, view)
         except Exception:
-            logger.exception("Public API throttle skipped: the cache is unavailable")
             return True
 
     def count_request(self, request, view) -> bool:

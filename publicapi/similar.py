@@ -18,6 +18,8 @@ from itertools import combinations
 from publicapi.models import public_connection
 
 MAX_RESULTS = 24
+# SQLite's name for hamming() (register_sqlite_functions); PostgreSQL has bit_count.
+HAMMING = "public_hamming"
 KINDS = {"runway": "public_brand_runway_images", "street": "public_street_snap_images"}
 _MASK64 = (1 << 64) - 1
 _BAND_BITS = 16
@@ -81,31 +83,43 @@ def similar_images(kind: str, image_id: int, *, max_distance: int) -> list[Match
         if phash is None:
             return []
         probes = band_probes(phash, max_distance)
-        where = " OR ".join(
+        bands = " OR ".join(
             f"phash_band{n} IN ({', '.join(['%s'] * len(values))})"
             for n, values in enumerate(probes)
         )
-        params: list = [algorithm, *(value for values in probes for value in values)]
-        near = ""
-        if cursor.db.vendor == "postgresql":
-            # The exact distance and the album's own images left out before the candidates
-            # are joined to their records: with a million images the band probes find about
-            # a thousand candidates, nearly all of them far.
-            near = (
-                " AND bit_count((phash # %s)::bit(64)) <= %s AND NOT (kind = %s AND record_id = %s)"
-            )
-            params += [phash, max_distance, kind, record_id]
-        cursor.execute(
-            "SELECT kind, id, record_id, phash FROM public_image_hashes "  # noqa: S608 - ours
-            f"WHERE phash_algorithm = %s AND ({where}){near}",
-            params,
+        distance = (
+            "bit_count((phash # %s)::bit(64))"
+            if cursor.db.vendor == "postgresql"
+            else f"{HAMMING}(phash, %s)"
         )
-        candidates = cursor.fetchall()
-    matches = [
-        Match(kind=other_kind, image_id=other_id, record_id=other_record, distance=distance)
-        for other_kind, other_id, other_record, other_phash in candidates
-        if not (other_kind == kind and other_record == record_id)
-        and (distance := hamming(phash, other_phash)) <= max_distance
-    ]
-    matches.sort(key=lambda m: (m.distance, m.kind != "runway", m.image_id))
-    return matches[:MAX_RESULTS]
+        # Nearest first and cut in the database: a hash that thousands of public images share
+        # (a logo, a blank frame) would otherwise bring every one of them here to be sorted.
+        # The album's own images are left out before the candidates are joined to their
+        # records: with a million images the band probes find about a thousand candidates,
+        # nearly all of them far.
+        cursor.execute(
+            "SELECT kind, id, record_id, distance FROM ("  # noqa: S608 - ours
+            f"  SELECT kind, id, record_id, {distance} AS distance FROM public_image_hashes"
+            f"  WHERE phash_algorithm = %s AND ({bands})"
+            "     AND NOT (kind = %s AND record_id = %s)"
+            ") near WHERE distance <= %s ORDER BY distance, kind <> 'runway', id LIMIT %s",
+            [
+                phash,
+                algorithm,
+                *(value for values in probes for value in values),
+                kind,
+                record_id,
+                max_distance,
+                MAX_RESULTS,
+            ],
+        )
+        return [
+            Match(kind=other_kind, image_id=other_id, record_id=other_record, distance=distance)
+            for other_kind, other_id, other_record, distance in cursor.fetchall()
+        ]
+
+
+def register_sqlite_functions(sender, connection, **kwargs) -> None:
+    """connection_created receiver: the Hamming distance on each new SQLite connection."""
+    if connection.vendor == "sqlite":
+        connection.connection.create_function(HAMMING, 2, hamming, deterministic=True)

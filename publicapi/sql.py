@@ -6,8 +6,15 @@ BY_MIGRATION (tests/publicapi/test_views_sql.py checks that every migration is l
 
 Visibility is decided once per kind, in the record view; the image and brand views select
 from it, so they cannot disagree with it. The SQL is portable (PostgreSQL and SQLite), but
-for V4's search column, which only PostgreSQL has.
+for V4's search column, which only PostgreSQL has, and V6's security_invoker.
+
+ROW_POLICIES states the same visibility once more, per table, for PostgreSQL's row security:
+the public role of create_public_role (publicapi/roles.py) sees only the rows the views show
+even beneath the views, where a function or a failing expression of its own query would
+otherwise run on a hidden row before the view's WHERE.
 """
+
+import re
 
 DROP_VIEWS = [
     # V4's, first: they select from the record views.
@@ -271,20 +278,41 @@ def _views_v5(vendor: str) -> list[str]:
 VIEWS_V5 = {vendor: _views_v5(vendor) for vendor in ("postgresql", "sqlite")}
 
 
-# V6: a published record shows once its bytes are public (`bytes_public`, set by
+# V6: the views check the rights of whoever reads them (security_invoker, PostgreSQL 15+), not
+# their owner's, so the row security of the tables under them (ROW_POLICIES) applies to the
+# public role. For the application's own role, which owns the tables, nothing changes: an
+# owner is exempt from row security, and its plans are V5's. Not security_barrier views:
+# PostgreSQL never flattens those into the query, so a page of 20 would read and sort every
+# public row (measured in docs/operations.md, *Public database role*).
+# Same columns, rows and visibility as V5. PostgreSQL 14 has no security_invoker: V5 as is.
+_CREATE_VIEW = re.compile(r"CREATE VIEW (\w+) AS")
+
+
+def _invoker(statement: str) -> str:
+    return _CREATE_VIEW.sub(r"CREATE VIEW \1 WITH (security_invoker = true) AS", statement, count=1)
+
+
+VIEWS_V6 = {
+    "postgresql": [_invoker(statement) for statement in VIEWS_V5["postgresql"]],
+    "postgresql<15": VIEWS_V5["postgresql"],
+    "sqlite": VIEWS_V5["sqlite"],
+}
+
+
+# V7: a published record shows once its bytes are public (`bytes_public`, set by
 # catalog.visibility after every live image's original and renditions are in the public
-# store), so no URL the API shows fails to answer. Columns unchanged.
-def _views_v6(vendor: str) -> list[str]:
-    views = list(VIEWS_V5[vendor])
+# store), so no URL the API shows fails to answer. Columns unchanged; V6 otherwise.
+def _views_v7(views: list[str]) -> list[str]:
+    views = list(views)
     for index, alias in ((0, "r"), (2, "s")):
         where = f"WHERE {alias}.status = 'published' AND {alias}.deleted_at IS NULL"
         if where not in views[index]:
-            raise ValueError(f"V5's record view changed: {where!r} is not in it")
+            raise ValueError(f"V6's record view changed: {where!r} is not in it")
         views[index] = views[index].replace(where, f"{where} AND {alias}.bytes_public")
     return views
 
 
-VIEWS_V6 = {vendor: _views_v6(vendor) for vendor in ("postgresql", "sqlite")}
+VIEWS_V7 = {kind: _views_v7(views) for kind, views in VIEWS_V6.items()}
 
 # The views each publicapi migration leaves behind. After a `migrate` run that dropped the
 # views (publicapi/apps.py), the version of the newest applied migration comes back.
@@ -295,12 +323,55 @@ BY_MIGRATION: dict[str, list[str] | dict[str, list[str]]] = {
     "0004_public_views_v4": VIEWS_V4,
     "0005_public_views_v5": VIEWS_V5,
     "0006_public_views_v6": VIEWS_V6,
+    "0007_public_views_v7": VIEWS_V7,
 }
 
 
 def for_vendor(views: list[str] | dict[str, list[str]], vendor: str) -> list[str]:
-    """A version's statements for this database (a version is one list, or one per vendor)."""
-    return views[vendor] if isinstance(views, dict) else views
+    """A version's statements for this kind of database (database_kind): a version is one
+    list, or one per vendor; "postgresql<15" takes "postgresql"'s unless it has its own."""
+    if not isinstance(views, dict):
+        return views
+    return views[vendor] if vendor in views else views[vendor.split("<")[0]]
+
+
+def database_kind(connection) -> str:
+    """The key of a connection's statements in a version (for_vendor)."""
+    if connection.vendor == "postgresql" and connection.pg_version < 150000:
+        return "postgresql<15"
+    return connection.vendor
+
+
+# Row security for the public role (publicapi/roles.py), table by table: the rows it may see,
+# as the views decide them (published and live records, live images of those, brands and
+# aliases of a brand with a public runway). Finer rules (a cover only while it is a live image
+# of its album, a detail's parent) stay in the views: a row that passes here belongs to a
+# public album anyway.
+ROW_POLICIES = {
+    "brand_runways": "status = 'published' AND deleted_at IS NULL",
+    "street_snaps": "status = 'published' AND deleted_at IS NULL",
+    "brand_runway_images": """
+        deleted_at IS NULL AND EXISTS (
+            SELECT 1 FROM brand_runways r
+            WHERE r.id = runway_id AND r.status = 'published' AND r.deleted_at IS NULL)
+    """,
+    "street_snap_images": """
+        deleted_at IS NULL AND EXISTS (
+            SELECT 1 FROM street_snaps s
+            WHERE s.id = street_snap_id AND s.status = 'published' AND s.deleted_at IS NULL)
+    """,
+    "brands": """
+        EXISTS (
+            SELECT 1 FROM brand_runways r
+            WHERE r.brand_id = brands.id AND r.status = 'published' AND r.deleted_at IS NULL)
+    """,
+    "brand_aliases": """
+        EXISTS (
+            SELECT 1 FROM brand_runways r
+            WHERE r.brand_id = brand_aliases.brand_id
+              AND r.status = 'published' AND r.deleted_at IS NULL)
+    """,
+}
 
 
 def views_for(applied: set[str]) -> list[str] | dict[str, list[str]]:

@@ -192,6 +192,19 @@ class BrandAliasForm(forms.ModelForm):
         pass
 
 
+class BrandAliasAddForm(forms.ModelForm):
+    """An alias on its own page (review.admin.brands.BrandAliasAdmin): the brand and the name,
+    with its whitespace folded; Django checks the unique constraint against every brand."""
+
+    class Meta:
+        model = BrandAlias
+        fields = ["brand", "alias"]
+        help_texts = {"alias": "The name crawlers send; capitals and spaces do not count."}
+
+    def clean_alias(self) -> str:
+        return fold_whitespace(self.cleaned_data["alias"])
+
+
 class BrandAliasFormSet(forms.BaseInlineFormSet):
     def clean(self) -> None:
         super().clean()

@@ -1,4 +1,5 @@
-"""Reads for the review admin: a record's review history as the record page shows it."""
+"""Reads for the review admin: a record's review history as the record page shows it, the
+albums a record repeats, and who has an album open."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Min, Q
+from django.db.models import Count, F, Min, Q
 from django.utils import timezone
 
-from catalog.models import Record
+from catalog.models import Record, Runway
+from catalog.services import IMAGE_MODEL
 from review.models import ReviewClaim
 
 Status = Record.Status
@@ -117,3 +119,46 @@ def claims_of_others(*, model: type[Record], user, record_ids=None) -> dict[int,
     if record_ids is not None:
         claims = claims.filter(record_id__in=record_ids)
     return dict(claims.values_list("record_id", "user__username"))
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """Another live album of the same kind that `count` of a record's `total` live images
+    repeat (flagged near-duplicates of its live images): most likely the same show crawled
+    under another entity key (FW24 and AW24)."""
+
+    record: Record
+    count: int
+    total: int
+
+
+def records_repeats(*, records: list[Record]) -> dict[int, list[Repeat]]:
+    """The albums each of `records` (of one kind) repeats, most repeated first: record id ->
+    repeats. Two queries, however many records."""
+    if not records:
+        return {}
+    model = type(records[0])
+    fk = "runway" if model is Runway else "street_snap"
+    rows = (
+        IMAGE_MODEL[model]
+        .objects.live()
+        .filter(
+            **{f"{fk}_id__in": [record.pk for record in records]},
+            is_duplicate=True,
+            dup_of__deleted_at=None,
+            **{f"dup_of__{fk}__deleted_at": None},
+        )
+        .exclude(**{f"dup_of__{fk}": F(fk)})
+        .order_by()
+        .values_list(fk, f"dup_of__{fk}")
+        .annotate(n=Count("pk"))
+    )
+    rows = list(rows)
+    others = model.objects.in_bulk({other for _, other, _ in rows})
+    totals = {record.pk: record.image_count for record in records}
+    repeats: dict[int, list[Repeat]] = {}
+    for record_id, other, count in sorted(rows, key=lambda row: (-row[2], row[1])):
+        repeats.setdefault(record_id, []).append(
+            Repeat(record=others[other], count=count, total=totals[record_id])
+        )
+    return repeats

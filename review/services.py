@@ -34,6 +34,8 @@ from catalog.services import (
     RecordWriteRefused,
     image_remove,
     image_soft_delete,
+    images_copy_into,
+    images_mark_not_duplicate,
     permission_name,
     record_apply_edits,
     record_check_may_curate,
@@ -400,6 +402,103 @@ def record_unpublish(
         reason=reason,
         expected_version=expected_version,
     )
+
+
+# --- A repeated album: the same show under another entity key --------------------------------
+
+
+def _named(record: Record) -> str:
+    return f"“{record}” ({kind_label(type(record))} {record.pk})"
+
+
+def repeating_images(*, record: Record, of: Record) -> list[RecordImage]:
+    """The live images of `record` flagged as near-duplicates of live images of `of`."""
+    fk = "runway" if isinstance(record, Runway) else "street_snap"
+    return list(
+        record.images.live()
+        .filter(is_duplicate=True, dup_of__deleted_at=None, **{f"dup_of__{fk}": of.pk})
+        .select_related("dup_of")
+        .order_by("sort_order", "pk")
+    )
+
+
+def record_reject_as_duplicate(
+    *, record: Record, of: Record, actor: User, expected_version: int | None = None
+) -> ReviewEvent:
+    """pending -> rejected, the reason naming the album it repeats."""
+    return record_reject(
+        record=record,
+        actor=actor,
+        reason=f"Duplicate of {_named(of)}, which it repeats.",
+        expected_version=expected_version,
+    )
+
+
+@transaction.atomic
+def record_merge_into(
+    *, record: Record, into: Record, actor: User, expected_version: int | None = None
+) -> tuple[ReviewEvent, int]:
+    """Add to `into` the images of `record` that it lacks (those not flagged as repeating
+    one of its images), then reject `record`, the reason saying where they went. Returns the
+    rejection's history row and the number of images added. One transaction: both or
+    neither."""
+    if type(record) is not type(into) or record.pk == into.pk:
+        raise TransitionRefused("An album merges into another album of its kind.")
+    # Both rows locked in id order, so two editors merging the two albums into each other
+    # wait for one another instead of deadlocking; the transition locks `record` again.
+    for first in sorted((record, into), key=lambda album: album.pk):
+        record_lock(record=first, expected_version=None)
+    repeated = {image.pk for image in repeating_images(record=record, of=into)}
+    lacking = [
+        image
+        for image in record.images.live().order_by("sort_order", "pk")
+        if image.pk not in repeated
+    ]
+    merged, added = images_copy_into(record=into, images=lacking, actor=actor)
+    if added:
+        numbers = ", ".join(str(image.sort_order + 1) for image in added)
+        noun = ngettext("image", "images", len(added))
+        _log_published_edit(
+            record=merged, actor=actor, note=f"Added {noun} {numbers} from {_named(record)}."
+        )
+    event = record_reject(
+        record=record,
+        actor=actor,
+        reason=f"Merged into {_named(into)}: "
+        f"{len(added)} {ngettext('image', 'images', len(added))} it lacked added to it.",
+        expected_version=expected_version,
+    )
+    return event, len(added)
+
+
+@transaction.atomic
+def record_not_duplicate(
+    *, record: Record, of: Record, actor: User, expected_version: int | None = None
+) -> Curated:
+    """The images of `record` that repeat `of` are not near-duplicates after all: their flags
+    go, and ingest does not flag the pairs again."""
+    images = repeating_images(record=record, of=of)
+    if not images:
+        raise RecordWriteRefused(f"No image of “{record}” is flagged as repeating “{of}”.")
+    locked = images_mark_not_duplicate(
+        record=record, images=images, actor=actor, expected_version=expected_version
+    )
+    noun = ngettext("image", "images", len(images))
+    return _curated(
+        locked, actor, f"{len(images)} {noun} no longer flagged as repeating {_named(of)}."
+    )
+
+
+@transaction.atomic
+def image_not_duplicate(
+    *, image: RecordImage, actor: User, expected_version: int | None = None
+) -> Curated:
+    """One image is not a near-duplicate of the image it was flagged against."""
+    record = images_mark_not_duplicate(
+        record=_album_of(image), images=[image], actor=actor, expected_version=expected_version
+    )
+    name = _names(type(image), [image.pk])[image.pk]
+    return _curated(record, actor, f"{name.capitalize()} is not a near-duplicate.")
 
 
 # --- Takedowns ------------------------------------------------------------------------------

@@ -50,6 +50,27 @@ def _plain_http_for_the_live_server():
 
 
 @pytest.fixture(autouse=True)
+def _redis_breaker_closed():
+    # The breaker's state is the process's (config.breaker): one test's dead Redis must not
+    # make the next test skip its own.
+    from config.breaker import redis
+
+    redis.reset()
+    yield
+    redis.reset()
+
+
+@pytest.fixture
+def hung_redis():
+    """A Redis that accepts connections and never answers (tests.support.HungRedis)."""
+    from tests.support import HungRedis
+
+    server = HungRedis()
+    yield server
+    server.close()
+
+
+@pytest.fixture(autouse=True)
 def _test_settings(settings, tmp_path):
     # Tests write media to a throwaway folder (plain HTTP: see the session fixture above).
     # The embedded mode's stores: one private folder, the media route as its public face.
@@ -203,9 +224,17 @@ def browser_page(monkeypatch):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(30_000)
-        page.on("dialog", lambda dialog: dialog.accept())  # confirm() of irreversible steps
+        # The review pages ask in a dialog of their own (review.js), never with the browser's
+        # confirm() or alert(): one appearing is a failure of the test.
+        native: list[str] = []
+        page.on("dialog", lambda dialog: (native.append(dialog.message), dialog.dismiss()))
+        # A script error on a page is a failure too, whatever the test looked at.
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
         try:
             yield page
+            assert native == [], f"the page opened the browser's own dialog: {native}"
+            assert errors == [], f"a script of the page failed: {errors}"
         finally:
             browser.close()
             # Django keeps connections per execution context (asgiref Local), and Playwright's

@@ -13,6 +13,7 @@ from catalog.models import (
     LegacyIdMap,
     MediaChange,
     MediaSweep,
+    NotDuplicate,
     PublicObject,
     Runway,
     RunwayImage,
@@ -131,6 +132,15 @@ class IngestJobFactory(factory.django.DjangoModelFactory):
     )
     payload_checksum = factory.Sequence(lambda n: hashlib.sha256(str(n).encode()).hexdigest())
     webhook_id = factory.Sequence(lambda n: f"msg_{n}")
+
+
+class NotDuplicateFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = NotDuplicate
+
+    # The smaller sha1 first (not_duplicate_ordered).
+    sha1_low = factory.Sequence(lambda n: f"a{n:039x}")
+    sha1_high = factory.Sequence(lambda n: f"b{n:039x}")
 
 
 class UsedWebhookIdFactory(factory.django.DjangoModelFactory):

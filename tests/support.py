@@ -4,8 +4,10 @@ import io
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -89,3 +91,32 @@ def run_with_settings(script: str, env: dict[str, str]) -> str:
     )
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
+
+
+class HungRedis:
+    """A Redis that accepts connections and never answers: a socket of the test's own.
+    `connections` counts the clients that reached it."""
+
+    def __init__(self) -> None:
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"redis://127.0.0.1:{self._server.getsockname()[1]}/0"
+        self._accepted: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    @property
+    def connections(self) -> int:
+        return len(self._accepted)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:  # closed
+                return
+            self._accepted.append(client)  # held open, never read, never answered
+
+    def close(self) -> None:
+        self._server.close()
+        for client in self._accepted:
+            client.close()

@@ -13,6 +13,8 @@ Callers import from here; the modules say where each write lives.
 from catalog.services.curation import (
     image_remove,
     image_soft_delete,
+    images_copy_into,
+    images_mark_not_duplicate,
     record_set_cover,
     record_update,
     street_image_attach,
@@ -57,6 +59,8 @@ __all__ = [
     "image_renditions_make",
     "image_remove",
     "image_soft_delete",
+    "images_copy_into",
+    "images_mark_not_duplicate",
     "permission_name",
     "record_apply_edits",
     "record_check_may_curate",

@@ -13,10 +13,11 @@ from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from catalog.models import (
+    NotDuplicate,
     Record,
     RecordImage,
     Runway,
@@ -273,3 +274,104 @@ def street_image_detach(
         raise RecordWriteRefused(f"Image {image.pk} is already a main image.")
     StreetSnapImage.objects.filter(pk=image.pk).update(parent=None, is_detail=False)
     return record_save(record=record, fields=[])
+
+
+# --- Near-duplicates: "not a duplicate", and an album's images copied into the one it repeats --
+
+
+@transaction.atomic
+def images_mark_not_duplicate(
+    *,
+    record: Record,
+    images: Sequence[RecordImage],
+    actor: User,
+    expected_version: int | None = None,
+) -> Record:
+    """Clear the near-duplicate flag of `images`, live flagged images of `record`, and
+    remember each with the image it was flagged against (by content: NotDuplicate), so that
+    ingest does not flag the pair again when either album is crawled again."""
+    locked = _lock_to_curate(record, actor, expected_version)
+    rows = _images_of(locked, [image.pk for image in images])
+    if not rows:
+        raise RecordWriteRefused("Choose at least one image.")
+    pairs = set()
+    for row in rows:
+        if not row.is_duplicate:
+            raise RecordWriteRefused(f"Image {row.pk} is not flagged as a near-duplicate.")
+        other = row.dup_of
+        # Identical bytes are the same picture whatever an editor says: the flag goes, no
+        # pair is kept (and none could be: a pair is two contents).
+        if other is not None and row.sha1 and other.sha1 and row.sha1 != other.sha1:
+            pairs.add(tuple(sorted((row.sha1, other.sha1))))
+    type(rows[0]).objects.filter(pk__in=[row.pk for row in rows]).update(
+        is_duplicate=False, dup_of=None
+    )
+    NotDuplicate.objects.bulk_create(
+        [NotDuplicate(sha1_low=low, sha1_high=high) for low, high in sorted(pairs)],
+        ignore_conflicts=True,  # said before, of another copy of the same two pictures
+    )
+    record_save(record=locked, fields=[])
+    return locked
+
+
+@transaction.atomic
+def images_copy_into(
+    *, record: Record, images: Sequence[RecordImage], actor: User
+) -> tuple[Record, list[RecordImage]]:
+    """Add copies of `images` (live images of another album of the same kind) to `record`,
+    after its last image: new rows over the same stored objects and renditions (the keys
+    are content-addressed). A runway's copied looks stay together as new looks after its
+    last; a street detail keeps its parent when the parent is copied too, else it becomes a
+    main image. Returns the record and the new rows."""
+    locked = _lock_to_curate(record, actor, None)
+    if not images:
+        return locked, []
+    image_model = type(images[0])
+    fk = "runway" if image_model is RunwayImage else "street_snap"
+    # Numbers never change once given, deleted images' included: count on from the last.
+    runway = image_model is RunwayImage
+    last = locked.images.aggregate(
+        order=Max("sort_order"), **({"look": Max("look_index")} if runway else {})
+    )
+    order = (last["order"] if last["order"] is not None else -1) + 1
+    first_look = (last.get("look") or 0) + 1
+    looks: dict[int, int] = {}
+    copies = []
+    for n, image in enumerate(images):
+        copy = image_model(
+            **{fk: locked},
+            storage_key=image.storage_key,
+            sha1=image.sha1,
+            width=image.width,
+            height=image.height,
+            byte_size=image.byte_size,
+            mime_type=image.mime_type,
+            original_url=image.original_url,
+            sort_order=order + n,
+            phash=image.phash,
+            phash_algorithm=image.phash_algorithm,
+            renditions=image.renditions,
+            rendition_status=image.rendition_status,
+            rendition_error=image.rendition_error,
+            placeholder=image.placeholder,
+            color=image.color,
+        )
+        if isinstance(copy, RunwayImage):
+            copy.look_index = looks.setdefault(
+                cast(RunwayImage, image).look_index, first_look + len(looks)
+            )
+        copies.append(copy)
+    created = image_model.objects.bulk_create(copies)
+    if image_model is StreetSnapImage:
+        copy_of = {image.pk: copy for image, copy in zip(images, created, strict=True)}
+        for image, copy in zip(images, created, strict=True):
+            parent = cast(StreetSnapImage, image).parent_id
+            if parent in copy_of:
+                StreetSnapImage.objects.filter(pk=copy.pk).update(
+                    parent=copy_of[parent], is_detail=True
+                )
+    locked.image_count = locked.images.live().count()
+    if locked.cover_id is None:
+        locked.cover = first_main_image(locked)
+    record_save(record=locked, fields=["image_count", "cover"])
+    return locked, created

@@ -1,14 +1,16 @@
 """Brands and their aliases, saved through Django's own ModelAdmin path: the alias form set
-checks the aliases, and the unique constraint decides a race."""
+checks the aliases, and the unique constraint decides a race. An alias can also be added on
+its own page, pre-filled (?alias=...): an ingest job failed on an unknown brand links it."""
 
 from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.db import IntegrityError, transaction
 from django.http import HttpResponseRedirect
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from catalog.models import Brand, BrandAlias
-from review.forms import BrandAliasForm, BrandAliasFormSet
+from review.forms import BrandAliasAddForm, BrandAliasForm, BrandAliasFormSet
 
 
 class BrandAliasInline(admin.TabularInline):
@@ -65,3 +67,27 @@ class BrandAdmin(admin.ModelAdmin):
     @admin.display(description="aliases")
     def aliases_column(self, brand: Brand) -> str:
         return ", ".join(alias.alias for alias in brand.aliases.all()) or "–"
+
+
+@admin.register(BrandAlias)
+class BrandAliasAdmin(admin.ModelAdmin):
+    """One alias at a time: the page a failed job's "add this alias" link opens, with the
+    name the crawler sent filled in; the editor picks the brand. The database's unique
+    constraint (brand_alias_unique_ci) refuses a name another brand has, as a form error."""
+
+    form = BrandAliasAddForm
+    list_display = ("alias", "brand")
+    search_fields = ("alias", "brand__name")
+    autocomplete_fields = ["brand"]
+
+    def response_add(self, request, obj, post_url_continue=None):
+        # Back where the link came from (the job's page, to retry it), if it is ours.
+        following = request.GET.get("next", "")
+        if following and url_has_allowed_host_and_scheme(
+            following, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        ):
+            self.message_user(
+                request, f"“{obj.alias}” is now an alias of {obj.brand}.", messages.SUCCESS
+            )
+            return HttpResponseRedirect(following)
+        return super().response_add(request, obj, post_url_continue)

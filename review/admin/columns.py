@@ -21,6 +21,12 @@ from review.admin.display import (
 def cover_thumbnail(obj: Record) -> str:
     if obj.cover is None:
         return format_html('<span class="review-nocover">{}</span>', "no cover")
+    if not thumbnail_url(obj.cover):  # no rendition yet: never the original, which is large
+        return format_html(
+            '<span class="review-list-thumb review-placeholder" title="{}">{}</span>',
+            rendition_note(obj.cover),
+            "no thumbnail yet",
+        )
     if thumbnail_is_original(obj.cover):
         return format_html(
             '<img src="{}" alt="cover" class="review-list-thumb" loading="lazy" '
@@ -65,6 +71,21 @@ def duplicates_column(obj: Record) -> str:
     if not obj.duplicate_count:  # type: ignore[attr-defined]
         return "–"
     return format_html('<span class="review-dup-count">{}</span>', obj.duplicate_count)  # type: ignore[attr-defined]
+
+
+@admin.display(description="repeats")
+def repeats_column(obj: Record) -> str:
+    """The album this one repeats most (RecordChangeList reads them for the page)."""
+    repeat = getattr(obj, "repeat", None)
+    if repeat is None:
+        return "–"
+    return format_html(
+        '<span class="review-repeat-badge">{} of {} repeat “{}”</span> ({})',
+        repeat.count,
+        repeat.total,
+        repeat.record,
+        repeat.record.get_status_display().lower(),
+    )
 
 
 @admin.display(description="received", ordering="created_at")

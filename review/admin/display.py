@@ -6,7 +6,11 @@ from __future__ import annotations
 from django.core.files.storage import default_storage
 from django.urls import NoReverseMatch, reverse
 
+from catalog.imaging import WIDTHS as RENDITION_WIDTHS
 from catalog.models import THUMBNAIL_WIDTH, RecordImage
+
+# The compare view's and the full-size view's picture: at most this wide.
+PREVIEW_WIDTH = 1200
 
 
 def admin_url(model, view: str, *args) -> str:
@@ -21,23 +25,45 @@ def original_url(image: RecordImage | None) -> str:
 
 
 def thumbnail_url(image: RecordImage | None) -> str:
-    """The image's 400 px rendition, or its original where it has none (narrower than 400,
-    or renditions not made yet or failed: :func:`thumbnail_is_original` says which).
+    """The image's 400 px rendition; its original only where that is the small picture
+    (narrower than 400: renditions made, none that wide); '' while it has no rendition (not
+    made yet, or failed): the page shows a placeholder then, never a large original (a
+    60-photo show right after ingest would otherwise load some 40 MB).
 
     Keys are content-addressed and public; the URL is computed, no request to the storage.
     """
     if image is None:
         return ""
-    return image.rendition_url(THUMBNAIL_WIDTH) or default_storage.url(image.storage_key)
+    url = image.rendition_url(THUMBNAIL_WIDTH)
+    if url is None and thumbnail_is_original(image):
+        return original_url(image)
+    return url or ""
+
+
+def preview_url(image: RecordImage | None) -> str:
+    """The largest rendition up to 1200 px (the compare view, the full-size view of the
+    grid); the original only where it is narrower than 400; '' while it has no rendition."""
+    if image is None:
+        return ""
+    for width in sorted((w for w in RENDITION_WIDTHS if w <= PREVIEW_WIDTH), reverse=True):
+        url = image.rendition_url(width)
+        if url is not None:
+            return url
+    return original_url(image) if thumbnail_is_original(image) else ""
 
 
 def thumbnail_is_original(image: RecordImage | None) -> bool:
-    return image is not None and image.rendition(THUMBNAIL_WIDTH) is None
+    """Whether the image is shown as it is: its renditions are made and none is 400 wide."""
+    return (
+        image is not None
+        and image.rendition_status == RecordImage.RenditionStatus.DONE
+        and image.rendition(THUMBNAIL_WIDTH) is None
+    )
 
 
 def rendition_note(image: RecordImage) -> str:
-    """Why an image shows its original as a thumbnail ('' when it does not)."""
-    if not thumbnail_is_original(image):
+    """Why an image shows no 400 px rendition ('' when it does)."""
+    if image.rendition(THUMBNAIL_WIDTH) is not None:
         return ""
     status = image.rendition_status
     if status == RecordImage.RenditionStatus.FAILED:

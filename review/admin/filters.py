@@ -85,3 +85,13 @@ class RelatedOnlyListFilter(admin.RelatedOnlyFieldListFilter):
     def has_output(self) -> bool:
         # The change list filters only by the filters it would show.
         return self.in_queue or super().has_output()
+
+
+class NamedValuesFilter(admin.AllValuesFieldListFilter):
+    """Django's filter by every value of a field, with the empty value named: the legacy
+    archive's albums have no source, and a link without text is one no screen reader can
+    announce."""
+
+    def choices(self, changelist):
+        for choice in super().choices(changelist):
+            yield {**choice, "display": choice["display"] or "none (legacy)"}

@@ -5,33 +5,55 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.admin.views.main import ChangeList
+from django.contrib.admin.views.main import ERROR_FLAG, ORDER_VAR, PAGE_VAR, ChangeList
 from django.db.models import Count, Q
 
 from catalog.models import Record
-from review.admin.filters import STATUS_TABS, Status, status_tab
+from review.admin.filters import STATUS_TABS, Status, StatusFilter, status_tab
+from review.selectors import records_repeats
+
+STATUS_PARAMETER = StatusFilter.parameter_name
+# Query keys that only pick the tab, order, page or facets: the list is not narrowed by them.
+NOT_NARROWING = {STATUS_PARAMETER, ORDER_VAR, PAGE_VAR, ERROR_FLAG, "_facets"}
 
 
 class RecordChangeList(ChangeList):
     """The list of one kind of record, with the counts of its status tabs.
 
-    One query counts the live albums of each status and all of them. The record admins turn
-    Django's own count of all of them off (show_full_result_count), and the list takes its
-    total from here instead: "3 results (40 total)" beside the search box reads as before,
-    with one query fewer per page."""
+    The tabs count the list as the editor has narrowed it (filters, search), the status
+    aside: with a brand filter on, "Pending review 3" is that brand's pending albums, and
+    each tab's link keeps the filter. One query counts every status. The record admins turn
+    Django's own count of every album off (show_full_result_count): an unnarrowed list takes
+    "3 results (40 total)" from the "All" tab's count, one query fewer per page; a narrowed
+    one counts its total as Django would."""
 
     model: type[Record]
 
+    def get_filters(self, request):
+        # Read once per list: the tab counts' queryset (get_results) applies the same filters,
+        # and building them again would read the brand filter's choices again.
+        if not hasattr(self, "_filters"):
+            self._filters = super().get_filters(request)
+        return self._filters
+
     def get_results(self, request):
         super().get_results(request)
-        self.status_counts = self.model.objects.live().aggregate(
+        counted = self.get_queryset(request, exclude_parameters=[STATUS_PARAMETER])
+        self.status_counts = counted.order_by().aggregate(
             **{str(status): Count("pk", filter=Q(status=status)) for status in Status.values},
             all=Count("pk"),
         )
         # What Django's get_results sets when it counts the total itself.
         self.show_full_result_count = True
-        self.full_result_count = self.status_counts["all"]
+        narrowed = any(key not in NOT_NARROWING for key in request.GET)
+        self.full_result_count = (
+            self.root_queryset.count() if narrowed else self.status_counts["all"]
+        )
         self.show_admin_actions = bool(self.full_result_count)
+        # The album each row repeats most, for the repeats column (two queries a page).
+        repeats = records_repeats(records=list(self.result_list))
+        for record in self.result_list:
+            record.repeat = repeats.get(record.pk, [None])[0]
 
 
 class QueueChangeList(RecordChangeList):
@@ -43,13 +65,14 @@ class QueueChangeList(RecordChangeList):
 
 
 def status_tabs(request, changelist: RecordChangeList) -> list[dict[str, Any]]:
-    """The tabs above the list: each status with its count, the current one marked."""
-    current = status_tab(request.GET.get("status"))
+    """The tabs above the list: each status with its count, the current one marked; each
+    link keeps the list's filters, search and order (a new tab starts on its first page)."""
+    current = status_tab(request.GET.get(STATUS_PARAMETER))
     return [
         {
             "label": label,
             "count": changelist.status_counts[str(value)],
-            "url": f"?status={value}",
+            "url": changelist.get_query_string({STATUS_PARAMETER: value}, remove=[PAGE_VAR]),
             "current": current == value,
         }
         for value, label in STATUS_TABS

@@ -14,8 +14,9 @@ from review.admin.display import admin_url, ingest_job_url
 from review.admin.filters import Status
 from review.admin.queue import changelist_url, queue_label, queue_place, with_queue
 from review.admin.views.curation import grid_context
+from review.admin.views.repeats import repeat_urls
 from review.conflicts import OutOfDate, conflict_if_stale, conflict_message, read_loaded
-from review.selectors import claims_of_others, record_review_history
+from review.selectors import claims_of_others, record_review_history, records_repeats
 from review.services import claim_take, record_approve, record_edit
 
 
@@ -34,8 +35,18 @@ def review_context(modeladmin, request, obj: Record, token: str) -> dict[str, An
     def queued(view: str) -> str:
         return with_queue(modeladmin, request, admin_url(obj, view, obj.pk))
 
+    repeated = records_repeats(records=[obj]).get(obj.pk, [])
     return {
         **grid_context(modeladmin, request, obj),
+        # The albums this one repeats, most repeated first, with the decisions on the first.
+        "repeats": [
+            {"repeat": repeat, "urls": repeat_urls(modeladmin, request, obj, repeat.record)}
+            for repeat in repeated
+        ],
+        "can_merge": pending
+        and bool(repeated)
+        and modeladmin.has_reject_permission(request, obj)
+        and modeladmin.has_curate_permission(request, repeated[0].record),
         "token": token,
         "queue_position": position,
         "queue_total": total,

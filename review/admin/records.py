@@ -23,6 +23,7 @@ from review.admin import columns, record_page
 from review.admin.filters import (
     STATUS_RANK,
     HasDuplicatesFilter,
+    NamedValuesFilter,
     RelatedOnlyListFilter,
     Status,
     StatusFilter,
@@ -30,7 +31,7 @@ from review.admin.filters import (
 )
 from review.admin.queue import next_in_queue, queue_ids, with_queue
 from review.admin.record_list import QueueChangeList, RecordChangeList, status_tabs
-from review.admin.views import claims, compare, curation, takedown, transitions
+from review.admin.views import claims, compare, curation, repeats, takedown, transitions
 from review.admin.views.curation import ImageOperation
 from review.conflicts import loaded_token
 from review.forms import RecordForm
@@ -95,6 +96,18 @@ class RecordAdmin(admin.ModelAdmin):
         prefix = f"{self.opts.app_label}_{self.opts.model_name}"
         view = self.view
         return [
+            # Longest first: "<path:object_id>" would take "7/repeats/3" into the id of the
+            # shorter patterns below ("7/repeats/3/reject/" is not the reject of album "7").
+            path(
+                "<path:object_id>/repeats/<int:other_id>/",
+                view(repeats.repeats),
+                name=f"{prefix}_repeats",
+            ),
+            path(
+                "<path:object_id>/repeats/<int:other_id>/<slug:action>/",
+                view(repeats.repeat_decision),
+                name=f"{prefix}_repeat",
+            ),
             # Before the image operations' pattern, which "compare" would match too.
             path(
                 "<path:object_id>/images/<int:image_id>/compare/",
@@ -333,6 +346,7 @@ class RunwayAdmin(RecordAdmin):
         columns.status_column,
         columns.images_column,
         columns.duplicates_column,
+        columns.repeats_column,
         columns.received_column,
     )
     list_display_links = (columns.cover_thumbnail, columns.title_column)
@@ -342,7 +356,7 @@ class RunwayAdmin(RecordAdmin):
         "season_code",
         "year",
         "collection_type",
-        "source",
+        ("source", NamedValuesFilter),
         HasDuplicatesFilter,
     )
     search_fields = ("title", "brand__name", "source_url")
@@ -374,6 +388,7 @@ class StreetSnapAdmin(RecordAdmin):
         columns.status_column,
         columns.images_column,
         columns.duplicates_column,
+        columns.repeats_column,
         columns.received_column,
     )
     list_display_links = (columns.cover_thumbnail, columns.title_column)
@@ -382,7 +397,7 @@ class StreetSnapAdmin(RecordAdmin):
         "city",
         "year",
         "month",
-        "source",
+        ("source", NamedValuesFilter),
         HasDuplicatesFilter,
     )
     search_fields = ("title", "city", "source_url")

@@ -47,7 +47,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("auth", "0012_alter_user_first_name_max_length"),
         ("contenttypes", "0002_remove_content_type_name"),
-        ("catalog", "0009_visibility"),
+        ("catalog", "0010_visibility"),
         ('review', '0006_claims'),
     ]
 

@@ -99,3 +99,22 @@ def test_behind_proxies_the_lock_counts_the_client(client, editor, settings):
         HTTP_X_FORWARDED_FOR="198.51.100.9",
     )
     assert response.status_code == 302
+
+
+def test_a_forwarded_value_that_is_not_an_address_counts_as_the_peer(client, editor, settings):
+    # given: one proxy in front, and a client that writes its own X-Forwarded-For
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+
+    # when: it fails to log in with values that are not addresses
+    for forwarded in ("1.2.3.4, evil", "evil-2", "1.2.3.4, 5.6.7.8.9"):
+        response = client.post(
+            "/admin/login/",
+            {"username": "editor", "password": "wrong"},
+            REMOTE_ADDR="10.0.0.1",
+            HTTP_X_FORWARDED_FOR=forwarded,
+        )
+        assert response.status_code == 200  # the form again, not a 500
+
+    # then: every failure counted against the peer's address, one lockout identity
+    [attempt] = AccessAttempt.objects.all()
+    assert (attempt.ip_address, attempt.failures_since_start) == ("10.0.0.1", 3)

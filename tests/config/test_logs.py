@@ -1,14 +1,22 @@
 """Logs: JSON lines with the request id (LOG_FORMAT=json), the id taken from X-Request-ID or
 generated and echoed back, plain text for a terminal."""
 
+import io
 import json
+import logging
 import os
+import re
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+from django.conf import settings as django_settings
+from pythonjsonlogger.json import JsonFormatter
 
+from config.logs import ContextFilter, PlainFormatter
 from tests.support import json_log_lines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,3 +100,78 @@ def test_log_format_plain_is_for_people():
     line = _log_a_line("plain")
 
     assert line.endswith("WARNING archive.test hello there")
+
+
+FORGED = "\n2026-12-01 10:00:00,000 INFO config.requests GET /admin/ 200"
+
+
+@contextmanager
+def formatted_lines(formatter: logging.Formatter):
+    """The text the console handler would write with this formatter, split into lines."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(ContextFilter())
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    level = root.level
+    root.setLevel(logging.INFO)
+    try:
+        yield lambda: stream.getvalue().splitlines()
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+
+
+def plain_formatter() -> logging.Formatter:
+    return PlainFormatter(django_settings.LOGGING["formatters"]["plain"]["format"])
+
+
+@pytest.mark.django_db
+def test_a_path_cannot_forge_a_plain_log_line(client):
+    # given: a path whose %0A is a line break once decoded, followed by a line of our own
+    path = "/api/v1/runways/" + quote(FORGED + "\r\x1b[2K\u2028\x7f") + "/"
+
+    with formatted_lines(plain_formatter()) as lines:
+        assert client.get(path).status_code == 404
+
+    # then: one line per record (the request line, and Django's "Not Found"), each starting
+    # with its time, the line break written as \n
+    written = lines()
+    assert len(written) == 2, written
+    assert all(re.match(r"\d{4}-\d\d-\d\d \d\d:", line) for line in written), written
+    [request_line] = [line for line in written if line.split()[3] == "config.requests"]
+    assert "\\n2026-12-01 10:00:00,000 INFO config.requests" in request_line
+    assert "\\r\\x1b[2K\\u2028\\x7f" in request_line
+
+
+@pytest.mark.django_db
+def test_a_path_cannot_forge_a_json_log_line(client):
+    # JSON escapes every control character itself (and, ASCII only, everything past DEL).
+    path = "/api/v1/runways/" + quote(FORGED + "\r\x1b[2K\u2028\x7f") + "/"
+    formatter = JsonFormatter(
+        "%(levelname)s %(name)s %(message)s", rename_fields={"name": "logger"}
+    )
+
+    with formatted_lines(formatter) as lines:
+        assert client.get(path).status_code == 404
+
+    written = lines()
+    assert len(written) == 2, written
+    assert all(0x20 <= ord(c) < 0x7F for line in written for c in line)
+    [request] = [json.loads(line) for line in written if '"config.requests"' in line]
+    assert request["path"].endswith(FORGED + "\r\x1b[2K\u2028\x7f/")
+
+
+def test_a_traceback_is_indented_under_its_record_in_plain_logs():
+    with formatted_lines(plain_formatter()) as lines:
+        try:
+            raise ValueError(f"bad value{FORGED}")
+        except ValueError:
+            logging.getLogger("archive.test").exception("it failed")
+
+    first, *rest = lines()
+    assert first.endswith("ERROR archive.test it failed")
+    assert rest and all(line.startswith("    ") for line in rest)
+    assert any("Traceback (most recent call last):" in line for line in rest)
+    assert "    2026-12-01 10:00:00,000 INFO config.requests GET /admin/ 200" in rest

@@ -84,9 +84,20 @@ def result_rows(html: str) -> list[dict[str, str]]:
 
 def test_the_list_shows_each_jobs_columns_and_filters(admin_client):
     snap = StreetSnapFactory()
-    failed = IngestJobFactory(status="failed", source="vogue", attempts=1, reason="unknown_brand")
+    failed = IngestJobFactory(
+        status="failed",
+        source="vogue",
+        attempts=1,
+        reason="unknown_brand",
+        payload={"title": "Acme Fall 2024 RTW", "brand": "ACME", "season_code": "FW24"},
+    )
     done = IngestJobFactory(
-        status="succeeded", source="wwd", kind="street", attempts=2, street_snap=snap
+        status="succeeded",
+        source="wwd",
+        kind="street",
+        attempts=2,
+        street_snap=snap,
+        payload={"title": "Paris, day 2", "city": "Paris", "year": 2026, "month": 3},
     )
     now = timezone.now()
     IngestJob.objects.filter(pk=failed.pk).update(created_at=now - timedelta(hours=3, minutes=5))
@@ -101,6 +112,8 @@ def test_the_list_shows_each_jobs_columns_and_filters(admin_client):
             "id": str(done.pk),
             "status": "Succeeded",
             "kind": "Street",
+            "album": "Paris, day 2",
+            "where": "Paris · 2026-03",
             "source": "wwd",
             "attempts": "2",
             "age": "5\xa0minutes",
@@ -111,6 +124,8 @@ def test_the_list_shows_each_jobs_columns_and_filters(admin_client):
             "id": str(failed.pk),
             "status": "Failed",
             "kind": "Runway",
+            "album": "Acme Fall 2024 RTW",
+            "where": "ACME · FW24",
             "source": "vogue",
             "attempts": "1",
             "age": "3\xa0hours",
@@ -152,7 +167,11 @@ def test_the_job_page_shows_payload_and_report_readably(admin_client, report):
     assert response.status_code == 200
     assert '<pre style="white-space: pre-wrap">{\n  &quot;kind&quot;: &quot;runway&quot;' in html
     assert "Acme &lt;FW24&gt;" in html  # escaped, not rendered
-    assert "<td>https://example.com/&lt;b&gt;.jpg</td><td>HTTP 404</td>" in html
+    # named as the report names it and as the album's page numbers it
+    assert (
+        "<td>images[1] (image 2)</td><td>https://example.com/&lt;b&gt;.jpg</td><td>HTTP 404</td>"
+        in html
+    )
     assert "received: 2, stored: 1, refused: 1, repeated: 0, duplicates: 0" in html
 
 
@@ -259,3 +278,51 @@ def test_retry_needs_its_permission(client, enqueued):
     assert "retry_jobs" in offered.content.decode()
     job.refresh_from_db()
     assert job.status == "queued"
+
+
+def test_a_failed_jobs_page_has_a_retry_button_that_queues_it_again(
+    client, enqueued, django_capture_on_commit_callbacks
+):
+    retrier = staff("ingest.view_ingestjob", "ingest.retry_ingestjob")
+    failed, done = IngestJobFactory(status="failed"), IngestJobFactory(status="succeeded")
+    client.force_login(retrier)
+
+    page = client.get(reverse("admin:ingest_ingestjob_change", args=[failed.pk]))
+    finished = client.get(reverse("admin:ingest_ingestjob_change", args=[done.pk]))
+    with django_capture_on_commit_callbacks(execute=True):
+        retried = client.post(page.context["retry_url"], follow=True)
+
+    assert 'value="Retry this job"' in page.content.decode()
+    assert 'value="Retry this job"' not in finished.content.decode()
+    assert IngestJob.objects.get(pk=failed.pk).status == "queued"
+    assert enqueued == [failed.pk]
+    assert [str(m) for m in retried.context["messages"]] == ["Queued again."]
+    assert retried.request["PATH_INFO"] == page.request["PATH_INFO"]
+
+
+def test_the_retry_button_needs_its_permission(client, enqueued):
+    viewer = staff("ingest.view_ingestjob")
+    job = IngestJobFactory(status="failed")
+    client.force_login(viewer)
+
+    page = client.get(reverse("admin:ingest_ingestjob_change", args=[job.pk]))
+    refused = client.post(reverse("admin:ingest_ingestjob_retry", args=[job.pk]))
+
+    assert "Retry this job" not in page.content.decode()
+    assert refused.status_code == 403
+    assert IngestJob.objects.get(pk=job.pk).status == "failed"
+
+
+def test_a_job_failed_on_an_unknown_brand_links_the_alias_pre_filled(admin_client):
+    job = IngestJobFactory(
+        status="failed", reason="unknown_brand", payload={"brand": "Acne  Studios"}
+    )
+    other = IngestJobFactory(status="failed", reason="fetch_failed", payload={"brand": "Acme"})
+
+    page = admin_client.get(reverse("admin:ingest_ingestjob_change", args=[job.pk]))
+    plain = admin_client.get(reverse("admin:ingest_ingestjob_change", args=[other.pk]))
+    form = admin_client.get(page.context["brand_alias_add_url"])
+
+    assert "Add “Acne  Studios” as an alias of a brand" in page.content.decode()
+    assert plain.context["brand_alias_add_url"] is None
+    assert form.context["adminform"].form.initial["alias"] == "Acne  Studios"

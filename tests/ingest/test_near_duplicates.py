@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from catalog import selectors
-from catalog.models import LEGACY_PHASH_ALGORITHM, RunwayImage, StreetSnapImage
+from catalog.models import LEGACY_PHASH_ALGORITHM, NotDuplicate, RunwayImage, StreetSnapImage
 from ingest import pipeline
 from ingest.hashing import (
     PHASH_ALGORITHM,
@@ -61,6 +61,27 @@ def test_a_re_encoded_resized_copy_in_another_album_is_flagged(image_server):
     assert not first.is_duplicate
     assert job.report["counts"]["duplicates"] == 1
     assert f"near-duplicate of runway image {first.pk}" in job.report["issues"][0]["reason"]
+
+
+def test_a_pair_an_editor_said_is_not_a_duplicate_is_not_flagged_again(image_server):
+    # Given a copy flagged against its original, which an editor said is not a duplicate
+    original = image_server.add("/orig.jpg", jpeg("astronaut", quality=92))
+    copy = image_server.add("/copy.jpg", jpeg("astronaut", quality=70, size=300))
+    run_album(runway_album([original]))
+    run_album(runway_album([copy], season_code="SS25"))
+    flagged = RunwayImage.objects.get(original_url=copy)
+    low, high = sorted((flagged.sha1, flagged.dup_of.sha1))
+    NotDuplicate.objects.create(sha1_low=low, sha1_high=high)
+    # (the first copy gone, so the original is the only picture it could repeat)
+    RunwayImage.objects.filter(pk=flagged.pk).update(deleted_at="2026-01-01T00:00:00Z")
+
+    # When the same copy comes again in a third album
+    job = run_album(runway_album([copy], season_code="RS25"))
+
+    # Then it is not flagged against the original
+    third = RunwayImage.objects.get(runway__season_code="RS25")
+    assert (third.is_duplicate, third.dup_of) == (False, None)
+    assert job.report["counts"]["duplicates"] == 0
 
 
 def test_a_copy_later_in_the_same_album_is_flagged_against_the_earlier_image(image_server):

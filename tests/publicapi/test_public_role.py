@@ -4,6 +4,8 @@ else, and with PUBLIC_DATABASE_URL the API reads through it (config.routers)."""
 import io
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +14,17 @@ import psycopg
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.utils import timezone
 
-from tests.factories import RunwayFactory, RunwayImageFactory
+from publicapi.roles import public_views
+from tests.factories import (
+    BrandAliasFactory,
+    BrandFactory,
+    RunwayFactory,
+    RunwayImageFactory,
+    StreetSnapFactory,
+    StreetSnapImageFactory,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,14 +45,14 @@ def public_role():
         cursor.execute(f'DROP ROLE "{name}"')
 
 
-def connect_as(role: str) -> psycopg.Connection:
+def connect_as(role: str, password: str = PASSWORD) -> psycopg.Connection:
     db = connection.settings_dict
     return psycopg.connect(
         host=db["HOST"],
         port=db["PORT"],
         dbname=db["NAME"],
         user=role,
-        password=PASSWORD,
+        password=password,
         autocommit=True,
     )
 
@@ -70,13 +81,19 @@ def test_the_sql_is_printed_without_execute():
     call_command("create_public_role", "archive_public", stdout=out)
 
     sql = out.getvalue()
-    assert 'CREATE ROLE "archive_public" LOGIN' in sql
+    assert 'CREATE ROLE "archive_public" LOGIN;' in sql
     assert (
         'GRANT SELECT ON "public_brand_names", "public_brand_runway_images", '
         '"public_brand_runways", "public_brands", "public_image_hashes", '
         '"public_street_snap_images", "public_street_snaps" TO "archive_public"'
     ) in sql
-    assert 'brand_runways"' not in sql.replace('"public_brand_runways"', "")
+    # the tables under the views: the columns the views read, and row security
+    assert 'GRANT SELECT ("brand_id", ' in sql
+    assert '"reviewer"' not in sql and '"reject_reason"' not in sql
+    assert 'ALTER TABLE "brand_runways" ENABLE ROW LEVEL SECURITY;' in sql
+    assert 'AS RESTRICTIVE FOR SELECT TO "archive_public"' in sql
+    assert "REVOKE TEMPORARY ON DATABASE" in sql
+    assert "DO $$" not in sql
 
 
 def test_the_api_reads_through_the_public_connection(public_role):
@@ -155,3 +172,192 @@ def test_the_role_may_read_every_public_view_the_database_has(public_role):
     with connect_as(public_role) as conn:
         for view in ("public_image_hashes", "public_brand_names", "public_street_snap_images"):
             conn.execute(f"SELECT * FROM {view}")  # noqa: S608 - fixed names
+
+
+# --- As an attacker would: SQL of the role's own over every public view ---------------------
+
+# Every value of a row the views hide carries one of these: "hidden" in its text, or an id
+# from 900000 up.
+HIDDEN = re.compile(r"hidden|\b9000\d\d\b", re.IGNORECASE)
+
+
+@pytest.fixture
+def archive_with_hidden_rows():
+    """One public runway and one public street snap, and every kind of row the views hide
+    beside them: pending, rejected and deleted albums with their images, a deleted image and a
+    deleted detail parent of public albums, a brand (and its alias) with no public runway."""
+    now = timezone.now()
+    ids = iter(range(900_001, 900_100))
+    brand = BrandFactory(name="Acme", slug="acme")
+    shown = RunwayFactory(published=True, brand=brand, title="Shown", description="In view")
+    RunwayImageFactory(runway=shown, phash=1234, phash_algorithm="phash")
+    RunwayImageFactory(
+        id=next(ids), runway=shown, storage_key="images/hidden/deleted.jpg", deleted_at=now,
+        phash=1234, phash_algorithm="phash",
+    )  # fmt: skip
+    secret = BrandFactory(id=next(ids), name="Hidden House", slug="hidden-house")
+    BrandAliasFactory(id=next(ids), brand=secret, alias="Hidden Alias")
+    for status in ("pending", "rejected"):
+        runway = RunwayFactory(
+            id=next(ids), brand=secret, status=status, title=f"Hidden {status} show",
+            description="hidden words", season_code=f"HIDDEN-{status}",
+        )  # fmt: skip
+        RunwayImageFactory(
+            id=next(ids), runway=runway, storage_key=f"images/hidden/{status}.jpg",
+            phash=1234, phash_algorithm="phash",
+        )  # fmt: skip
+    gone = RunwayFactory(
+        id=next(ids), brand=brand, published=True, deleted_at=now, title="Hidden deleted show"
+    )
+    RunwayImageFactory(id=next(ids), runway=gone, storage_key="images/hidden/gone.jpg")
+    snap = StreetSnapFactory(published=True, city="Oslo", title="Seen")
+    parent = StreetSnapImageFactory(
+        id=next(ids), street_snap=snap, storage_key="images/hidden/parent.jpg", deleted_at=now
+    )
+    StreetSnapImageFactory(street_snap=snap, parent=parent, phash=1234, phash_algorithm="phash")
+    pending_snap = StreetSnapFactory(id=next(ids), city="Hiddenville", title="Hidden snap")
+    StreetSnapImageFactory(
+        id=next(ids), street_snap=pending_snap, storage_key="images/hidden/snap.jpg",
+        phash=1234, phash_algorithm="phash",
+    )  # fmt: skip
+    return shown
+
+
+@pytest.fixture
+def leaky_function(public_role):
+    """A function that reports every value it is given and is nearly free, so the planner
+    runs it as early as it may: what an attacker would write. The role cannot create one
+    (test_the_role_cannot_create_functions); it stands for any function the role can call,
+    e.g. one in PostgreSQL 14's public schema, where every role may create."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE OR REPLACE FUNCTION public.leak(text) RETURNS boolean LANGUAGE plpgsql "
+            "COST 0.0000001 AS 'BEGIN RAISE NOTICE ''%'', $1; RETURN true; END'"
+        )
+        cursor.execute(f'GRANT EXECUTE ON FUNCTION public.leak(text) TO "{public_role}"')
+    yield "public.leak"
+    with connection.cursor() as cursor:
+        cursor.execute("DROP FUNCTION public.leak(text)")
+
+
+def view_columns(conn: psycopg.Connection, view: str) -> list[str]:
+    cursor = conn.execute(f"SELECT * FROM {view} LIMIT 0")  # noqa: S608 - our view names
+    return [column.name for column in cursor.description]
+
+
+def test_the_role_cannot_create_functions(public_role):
+    with connect_as(public_role) as conn:
+        for schema in ("pg_temp", "public"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(
+                    f"CREATE FUNCTION {schema}.mine(text) RETURNS boolean LANGUAGE sql "
+                    "AS 'SELECT true'"
+                )
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("CREATE TEMPORARY TABLE mine (id int)")
+
+
+def test_a_function_of_the_query_never_sees_a_hidden_row(
+    public_role, leaky_function, archive_with_hidden_rows
+):
+    seen: list[str] = []
+    with connect_as(public_role) as conn:
+        conn.add_notice_handler(lambda notice: seen.append(notice.message_primary or ""))
+        for view in public_views(connection):
+            for column in view_columns(conn, view):
+                conn.execute(
+                    f"SELECT count(*) FROM {view} WHERE {leaky_function}({column}::text)"  # noqa: S608
+                )
+            conn.execute(f"SELECT count(*) FROM {view} v WHERE {leaky_function}(v::text)")  # noqa: S608
+
+    assert "Shown" in seen  # the function ran, on what the views show
+    assert [value for value in seen if HIDDEN.search(value)] == []
+
+
+def test_an_expression_that_fails_on_a_hidden_value_never_fails(
+    public_role, archive_with_hidden_rows
+):
+    # Division by zero exactly when the value is a hidden one: an error would tell the
+    # attacker that such a value exists, and a cast's error message would print it.
+    failed = []
+    with connect_as(public_role) as conn:
+        for view in public_views(connection):
+            for column in view_columns(conn, view):
+                try:
+                    conn.execute(
+                        f"SELECT count(*) FROM {view} WHERE 1 / CASE WHEN {column}::text"  # noqa: S608
+                        r" ~* 'hidden|\m9000\d\d\M' THEN 0 ELSE 1 END = 1"
+                    )
+                except psycopg.errors.DivisionByZero:
+                    failed.append(f"{view}.{column}")
+
+    assert failed == []
+
+
+def test_the_tables_beneath_show_the_role_only_public_rows_and_columns(
+    public_role, archive_with_hidden_rows
+):
+    with connect_as(public_role) as conn:
+        titles = [title for (title,) in conn.execute("SELECT title FROM brand_runways")]
+        keys = [key for (key,) in conn.execute("SELECT storage_key FROM brand_runway_images")]
+        brands = [name for (name,) in conn.execute("SELECT name FROM brands")]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT reviewer FROM brand_runways")
+
+    assert titles == ["Shown"]
+    assert len(keys) == 1 and not HIDDEN.search(keys[0])
+    assert brands == ["Acme"]
+
+
+# --- The role's password and name are quoted, never spliced into a DO block -----------------
+
+
+@pytest.fixture
+def role_name():
+    name = f"{connection.settings_dict['NAME']}_quoted_reader"
+    yield name
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [name])
+        if cursor.fetchone():
+            cursor.execute(f'DROP OWNED BY "{name}"')
+            cursor.execute(f'DROP ROLE "{name}"')
+
+
+@pytest.mark.parametrize(
+    "password",
+    ["pa$$word", "it's 100% $tag$ \\\\ ok", "$$; CREATE TABLE pwned (); --"],
+    ids=["dollars", "quotes-and-percent", "crafted"],
+)
+def test_a_password_with_dollar_quotes_is_the_password_and_runs_nothing(role_name, password):
+    # when: the printed SQL is run as an operator would, statement by statement in psql
+    out = io.StringIO()
+    call_command("create_public_role", role_name, "--password", password, stdout=out)
+    db = connection.settings_dict
+    psql = subprocess.run(  # noqa: S603 - psql with our own arguments
+        [shutil.which("psql") or "psql", "-h", db["HOST"], "-p", str(db["PORT"]), "-U", db["USER"],
+         "-d", db["NAME"], "-X", "-q"],
+        input=out.getvalue(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+    # then: every statement ran, the role logs in with exactly that password, and nothing
+    # else was created
+    assert psql.returncode == 0 and "ERROR" not in psql.stderr, psql.stderr
+    with connect_as(role_name, password=password) as conn:
+        assert conn.execute("SELECT current_user").fetchone() == (role_name,)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass('pwned')")
+        assert cursor.fetchone() == (None,)
+
+
+def test_execute_takes_a_password_with_dollar_quotes(role_name):
+    password = "$$; CREATE TABLE pwned (); --"
+
+    call_command(
+        "create_public_role", role_name, "--password", password, "--execute", stdout=io.StringIO()
+    )
+
+    with connect_as(role_name, password=password) as conn:
+        assert conn.execute("SELECT count(*) FROM public_brand_runways").fetchone() == (0,)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass('pwned')")
+        assert cursor.fetchone() == (None,)

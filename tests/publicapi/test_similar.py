@@ -3,6 +3,8 @@ PUBLIC_SIMILAR_MAX_DISTANCE bits, nearest first, at most 24; legacy hashes never
 a non-public image is a 404. The band scheme agrees with ingest's."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
@@ -109,6 +111,25 @@ def test_at_most_24(client):
         street_image(BASE)
 
     assert len(similar_of(client, source)) == 24
+
+
+@pytest.mark.django_db
+def test_a_hash_many_images_share_is_sorted_and_cut_in_the_database(client):
+    # given: more images at distance 0 than a response holds, and some further away
+    source = runway_image(BASE)
+    same = [street_image(BASE) for _ in range(30)]
+    for _ in range(3):
+        runway_image(flipped(BASE, 1))
+
+    with CaptureQueriesContext(connection) as queries:
+        results = similar_of(client, source)
+
+    # then: the nearest 24, by id, and the candidates query itself returned no more
+    assert results == [("street", i.street_snap_id, i.pk, 0) for i in same[:24]]
+    [candidates] = [q["sql"] for q in queries.captured_queries if "phash_band0" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute(candidates)
+        assert len(cursor.fetchall()) == 24
 
 
 @pytest.mark.django_db

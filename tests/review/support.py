@@ -9,12 +9,14 @@ from types import SimpleNamespace
 
 import skimage.data
 from django.apps import apps as django_apps
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import connection
+from django.test import Client
 from PIL import Image
 
+from catalog.models import Runway, RunwayImage
 from catalog.services import NewImage, RunwayContent
 from tests.factories import (
     RunwayFactory,
@@ -67,14 +69,21 @@ def editors_group() -> Group:
     return Group.objects.get(name=migration.GROUP)
 
 
-def make_runway(images: int = 3, *, duplicate: bool = False, **fields):
+def make_runway(
+    images: int = 3, *, duplicate: bool = False, renditions_made: bool = False, **fields
+):
+    """A runway of `images` photographs; `renditions_made`: as the renditions job leaves
+    these small ones (narrower than 400 px: shown as they are), else as ingest leaves them
+    (no thumbnail yet: the pages show placeholders)."""
     runway = RunwayFactory(**fields)
+    made_by_renditions = {"rendition_status": "done", "width": 320} if renditions_made else {}
     made = [
         RunwayImageFactory(
             runway=runway,
             sort_order=n,
             look_index=n // 2 + 1,
             storage_key=store_photo(PHOTOS[n % len(PHOTOS)], f"images/runway/{PHOTOS[n % 8]}.jpg"),
+            **made_by_renditions,
         )
         for n in range(images)
     ]
@@ -219,3 +228,55 @@ def form_data(response, form_id: str, **overrides) -> dict:
             page_forms(response)[form_id].items()}  # fmt: skip
     data.update(overrides)
     return data
+
+
+def log_in(page, live_server, username: str) -> None:
+    """The editor's session in the browser (the login form is the one
+    tests/scenarios/test_editor_in_browser.py fills in)."""
+    user = User.objects.create_user(username, password=f"{username}-pw", is_staff=True)
+    user.groups.add(editors_group())
+    client = Client()
+    client.force_login(user)
+    page.context.add_cookies(
+        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+    )
+
+
+# --- Albums for the browser tests (tests/review/test_browser_*.py) --------------------------
+
+
+def store(key: str, data: bytes) -> str:
+    if not default_storage.exists(key):
+        default_storage.save(key, ContentFile(data))
+    return key
+
+
+def distinct_photo(n: int) -> bytes:
+    """A photograph of its own for image n (a sample, shifted by n pixels): every tile of a
+    big album is another file, as in a real album, so the browser cannot reuse one."""
+    base = Image.open(io.BytesIO(photo_bytes(PHOTOS[n % len(PHOTOS)])))
+    shifted = base.crop((n % 37, 0, base.width, base.height))
+    out = io.BytesIO()
+    shifted.save(out, format="JPEG", quality=80)
+    return out.getvalue()
+
+
+def runway_with_looks(looks: int, *, shots: int = 1, **fields) -> Runway:
+    runway = RunwayFactory(**fields)
+    images = RunwayImage.objects.bulk_create(
+        RunwayImage(
+            runway=runway,
+            sort_order=n,
+            look_index=n // shots + 1,
+            storage_key=store(f"images/look/{runway.pk}-{n}.jpg", data := distinct_photo(n)),
+            width=300,
+            height=320,
+            byte_size=len(data),
+            # Made, and none 400 wide: the tile shows the small photo as it is.
+            rendition_status="done",
+        )
+        for n in range(looks * shots)
+    )
+    runway.cover, runway.image_count = images[0], len(images)
+    runway.save()
+    return runway

@@ -12,9 +12,11 @@ from PIL import Image
 from playwright.sync_api import expect
 from skimage import data as skdata
 
+from catalog.models import Runway, RunwayImage
 from catalog.services.renditions import record_renditions_make
 from catalog.storage import image_store
 from tests.factories import RunwayFactory, RunwayImageFactory
+from tests.review.support import log_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -32,9 +34,9 @@ def runway_photo(n: int) -> bytes:
     return out.getvalue()
 
 
-def test_a_60_image_album_page_transfers_renditions_not_originals(live_server, browser_page):
-    page = browser_page
-    # Given a 60-photo album whose originals total more than 15 MB, with its renditions made
+def album_as_ingest_leaves_it() -> tuple[Runway, int]:
+    """A 60-photo album as an ingest job leaves it: originals stored, renditions not made yet.
+    Returns it and the bytes of its originals."""
     runway = RunwayFactory(title="Acme Sixty Looks")
     originals = 0
     for n in range(IMAGES):
@@ -49,6 +51,13 @@ def test_a_60_image_album_page_transfers_renditions_not_originals(live_server, b
             runway.cover = image
     runway.image_count = IMAGES
     runway.save()
+    return runway, originals
+
+
+def test_a_60_image_album_page_transfers_renditions_not_originals(live_server, browser_page):
+    page = browser_page
+    # Given a 60-photo album whose originals total more than 15 MB, with its renditions made
+    runway, originals = album_as_ingest_leaves_it()
     assert record_renditions_make(kind="runway", record_id=runway.pk).done == IMAGES
     assert originals > 15_000_000
     User.objects.create_superuser("chief", password="chief-pw-2026")
@@ -108,3 +117,66 @@ def test_a_60_image_album_page_transfers_renditions_not_originals(live_server, b
         f"\n60-image album page: {image_bytes['total'] / 1e6:.2f} MB of images transferred, "
         f"originals {originals / 1e6:.1f} MB"
     )
+
+
+def test_right_after_ingest_a_60_image_album_page_loads_no_original(live_server, browser_page):
+    page = browser_page
+    # Given a 60-photo album just ingested (more than 15 MB of originals, no rendition yet)
+    runway, originals = album_as_ingest_leaves_it()
+    assert originals > 15_000_000
+    log_in(page, live_server, "anna")
+    loaded = {"bytes": 0, "responses": 0, "originals": 0}
+
+    def count(response):
+        if not 200 <= response.status < 300:
+            return
+        loaded["responses"] += 1
+        loaded["bytes"] += len(response.body())
+        if "/media/images/" in response.url:
+            loaded["originals"] += 1
+
+    # When an editor opens its page (a first visit: nothing cached) and scrolls to its end
+    page.on("response", count)
+    page.set_viewport_size({"width": 240, "height": 640})
+    page.goto(f"{live_server.url}/admin/catalog/runway/{runway.pk}/change/")
+    expect(page.locator(".review-tile")).to_have_count(IMAGES)
+    for tile in page.locator(".review-tile").all():
+        tile.scroll_into_view_if_needed()
+    page.wait_for_load_state("networkidle")
+
+    # Then every tile is a placeholder saying why, and the page, with everything it loaded
+    # (HTML, styles, scripts, pictures), weighs at most 2 MB
+    expect(page.locator(".review-tile .review-placeholder")).to_have_count(IMAGES)
+    expect(page.locator(".review-tile .review-placeholder").first).to_have_text(
+        "renditions not made yet"
+    )
+    assert loaded["originals"] == 0
+    assert loaded["bytes"] <= 2_000_000, loaded
+    print(
+        f"\nFIGURES 60-image album page right after ingest: {loaded['bytes'] / 1e6:.2f} MB in "
+        f"{loaded['responses']} responses (originals {originals / 1e6:.1f} MB, none loaded)"
+    )
+
+    # And the list shows a placeholder for its cover too
+    page.remove_listener("response", count)
+    page.goto(f"{live_server.url}/admin/catalog/runway/")
+    expect(page.locator(".review-list-thumb.review-placeholder")).to_have_count(1)
+    page.on("response", count)
+
+    # And once the renditions exist, the compare view shows the 1200 px rendition, the
+    # original a link away
+    assert record_renditions_make(kind="runway", record_id=runway.pk).done == IMAGES
+    first, second = RunwayImage.objects.filter(runway=runway).order_by("sort_order")[:2]
+    RunwayImage.objects.filter(pk=second.pk).update(is_duplicate=True, dup_of=first)
+    loaded.update(originals=0)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(f"{live_server.url}/admin/catalog/runway/{runway.pk}/images/{second.pk}/compare/")
+    pictures = page.locator(".review-compare-frame img")
+    expect(pictures).to_have_count(2)
+    for picture in pictures.all():
+        expect(picture).to_have_js_property("complete", True)
+        assert picture.evaluate("img => img.naturalWidth") == 1200
+    original = page.locator("#compare-1 .review-original-link")
+    assert original.get_attribute("href").endswith(f"{second.storage_key}")
+    page.wait_for_load_state("networkidle")
+    assert loaded["originals"] == 0

@@ -9,61 +9,20 @@ shared), only counts and what the page and the database hold."""
 
 from __future__ import annotations
 
-import io
 import json
 import statistics
 from urllib.parse import urlencode
 
 import pytest
-from django.contrib.auth.models import User
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
-from django.test import Client
 from django.urls import reverse
-from PIL import Image
 from playwright.sync_api import expect
 
 from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
 from review.models import ReviewEvent
-from tests.factories import BrandFactory, RunwayFactory, StreetSnapFactory
-from tests.review.support import PHOTOS, editors_group, photo_bytes
+from tests.factories import BrandFactory, StreetSnapFactory
+from tests.review.support import distinct_photo, log_in, runway_with_looks, store
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-
-def store(key: str, data: bytes) -> str:
-    if not default_storage.exists(key):
-        default_storage.save(key, ContentFile(data))
-    return key
-
-
-def distinct_photo(n: int) -> bytes:
-    """A photograph of its own for image n (a sample, shifted by n pixels): every tile of a
-    big album is another file, as in a real album, so the browser cannot reuse one."""
-    base = Image.open(io.BytesIO(photo_bytes(PHOTOS[n % len(PHOTOS)])))
-    shifted = base.crop((n % 37, 0, base.width, base.height))
-    out = io.BytesIO()
-    shifted.save(out, format="JPEG", quality=80)
-    return out.getvalue()
-
-
-def runway_with_looks(looks: int, *, shots: int = 1, **fields) -> Runway:
-    runway = RunwayFactory(**fields)
-    images = RunwayImage.objects.bulk_create(
-        RunwayImage(
-            runway=runway,
-            sort_order=n,
-            look_index=n // shots + 1,
-            storage_key=store(f"images/look/{runway.pk}-{n}.jpg", data := distinct_photo(n)),
-            width=300,
-            height=320,
-            byte_size=len(data),
-        )
-        for n in range(looks * shots)
-    )
-    runway.cover, runway.image_count = images[0], len(images)
-    runway.save()
-    return runway
 
 
 def street_album(count: int, **fields) -> StreetSnap:
@@ -80,6 +39,7 @@ def street_album(count: int, **fields) -> StreetSnap:
                 width=300,
                 height=320,
                 byte_size=len(data),
+                rendition_status="done",
             )
         )
     mains = StreetSnapImage.objects.bulk_create(images[0::2])
@@ -89,18 +49,6 @@ def street_album(count: int, **fields) -> StreetSnap:
     snap.cover, snap.image_count = mains[0], count
     snap.save()
     return snap
-
-
-def log_in(page, live_server, username: str) -> None:
-    """The editor's session in the browser (the login form is the one
-    tests/scenarios/test_editor_in_browser.py fills in)."""
-    user = User.objects.create_user(username, password=f"{username}-pw", is_staff=True)
-    user.groups.add(editors_group())
-    client = Client()
-    client.force_login(user)
-    page.context.add_cookies(
-        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
-    )
 
 
 class Counter:
@@ -206,7 +154,8 @@ def test_a_keyboard_only_review_of_a_60_look_show(live_server, browser_page):
     # Enter shows it full size; Escape closes it.
     page.keyboard.press("Enter")
     expect(page.locator("#review-lightbox")).to_be_visible()
-    expect(page.locator("#review-lightbox img")).to_have_attribute(
+    # (a photo narrower than 400 px: shown as it is, here as in its tile)
+    expect(page.locator("#review-lightbox img")).to_have_js_property(
         "src", f"{live_server.url}/admin/media/{images[1].storage_key}"
     )
     page.keyboard.press("Escape")
@@ -353,6 +302,48 @@ def test_street_keys_attach_and_detach(live_server, browser_page):
     page.keyboard.press("s")
     expect(page.locator(".messagelist")).to_contain_text("No other album in this queue.")
     assert StreetSnap.objects.get(pk=snap.pk).status == "pending"
+
+
+def test_unsaved_edits_are_kept_unless_the_editor_leaves_them_in_the_pages_dialog(
+    live_server, browser_page
+):
+    page = browser_page
+    log_in(page, live_server, "anna")
+    first = runway_with_looks(2, brand=BrandFactory(name="Acme"), title="Edited")
+    runway_with_looks(2, brand=BrandFactory(name="Other"), title="Next one")
+    page.goto(live_server.url + change_url(first))
+    page.locator("#id_title").fill("Edited, not saved")
+    page.keyboard.press("Escape")  # out of the field
+
+    # s would leave the page: the page's own dialog asks first; "Stay" keeps the edit
+    page.keyboard.press("s")
+    dialog = page.locator("#review-confirm")
+    expect(dialog).to_contain_text("You have unsaved changes to the fields above.")
+    dialog.get_by_role("button", name="Stay on this page").click()
+    expect(dialog).to_be_hidden()
+    expect(page.locator("#id_title")).to_have_value("Edited, not saved")
+
+    # and "Leave without saving" goes on to the next album, the edit dropped
+    page.keyboard.press("s")
+    dialog.get_by_role("button", name="Leave without saving").click()
+    expect(page.locator("#id_title")).to_have_value("Next one")
+    assert Runway.objects.get(pk=first.pk).title == "Edited"
+
+
+def test_a_tiles_delete_names_the_image_by_its_data_not_its_text(live_server, browser_page):
+    page = browser_page
+    log_in(page, live_server, "anna")
+    runway = runway_with_looks(2, brand=BrandFactory(name="Acme"), title="Ids")
+    second = runway.images.order_by("sort_order")[1]
+    page.goto(live_server.url + change_url(runway))
+    # The tile's visible text no longer names its id: the question still does
+    page.locator(f"#image-{second.pk} .review-tile-meta").evaluate("meta => meta.textContent = ''")
+
+    page.locator(f"#image-{second.pk}").get_by_role("button", name="Delete").click()
+
+    expect(page.locator("#review-confirm")).to_contain_text(
+        f"Delete image 2 (id {second.pk}) from this album?"
+    )
 
 
 def test_review_duplicates_from_the_keyboard(live_server, browser_page):

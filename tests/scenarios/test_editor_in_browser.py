@@ -36,8 +36,10 @@ def test_an_editor_rejects_one_album_and_approves_another(live_server, browser_p
     editor = User.objects.create_user("anna", password="anna-pw-2026", is_staff=True)
     editor.groups.add(editors_group())
     brand = BrandFactory(name="Acme", slug="acme")
-    first = make_runway(images=3, brand=brand, title="Acme Blurry Show")
-    second = make_runway(images=4, duplicate=True, brand=brand, title="Acme Fall")
+    first = make_runway(images=3, renditions_made=True, brand=brand, title="Acme Blurry Show")
+    second = make_runway(
+        images=4, duplicate=True, renditions_made=True, brand=brand, title="Acme Fall"
+    )
     assert not PublicRunway.objects.exists()
 
     # Log in and open the pending list.

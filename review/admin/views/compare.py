@@ -13,7 +13,13 @@ from django.http import QueryDict
 from django.template.response import TemplateResponse
 
 from catalog.models import Record, RecordImage
-from review.admin.display import admin_url, hamming_distance, original_url
+from review.admin.display import (
+    admin_url,
+    hamming_distance,
+    original_url,
+    preview_url,
+    rendition_note,
+)
 from review.admin.queue import back_to_page, change_url, with_queue
 from review.conflicts import loaded_token
 from review.naming import image_name
@@ -55,9 +61,22 @@ def compare(modeladmin, request, object_id, image_id):
     previous = compare_url(request, obj, flagged[at - 1], mode=True) if mode and at else ""
     can_curate = modeladmin.has_curate_permission(request, obj)
     other = image.dup_of if image.is_duplicate else None
-    sides = [compare_side(modeladmin, obj, image, can_curate)]
+    # After "delete this one": the next flagged image, or back to the album with the focus on
+    # the image that takes the deleted one's place (the next, else the one before).
+    order = list(images.order_by("sort_order", "pk").values_list("pk", flat=True))
+    album = album_url.split("#")[0]
+
+    def after_delete(side: RecordImage) -> str:
+        if following:
+            return following
+        if side.pk not in order or len(order) == 1:
+            return f"{album}#images"
+        at = order.index(side.pk)
+        return f"{album}#image-{order[at + 1] if at + 1 < len(order) else order[at - 1]}"
+
+    sides = [compare_side(modeladmin, obj, image, can_curate, after_delete(image))]
     if other is not None:
-        sides.append(compare_side(modeladmin, obj, other, can_curate))
+        sides.append(compare_side(modeladmin, obj, other, can_curate, after_delete(other)))
     context = {
         **modeladmin.admin_site.each_context(request),
         "opts": modeladmin.opts,
@@ -72,25 +91,29 @@ def compare(modeladmin, request, object_id, image_id):
         "next_url": following,
         "previous_url": previous,
         "album_url": album_url,
-        # After "delete this one": the next flagged image, or back to the album.
-        "after_delete_url": following or album_url.split("#")[0] + "#images",
     }
     return TemplateResponse(request, "admin/review/compare.html", context)
 
 
-def compare_side(modeladmin, obj: Record, image: RecordImage, can_curate: bool) -> dict[str, Any]:
+def compare_side(
+    modeladmin, obj: Record, image: RecordImage, can_curate: bool, after_delete: str
+) -> dict[str, Any]:
     record = getattr(image, modeladmin.record_fk)
     here = record.pk == obj.pk
     return {
         "image": image,
         "name": image_name(image),
-        "url": original_url(image),
+        # The 1200 px rendition, the original a link away: a page never loads originals.
+        "url": preview_url(image),
+        "original_url": original_url(image),
+        "rendition_note": rendition_note(image),
         "album": record,
         "here": here,
         "album_url": ""
         if record.deleted_at is not None
         else admin_url(record, "change", record.pk) + f"#image-{image.pk}",
         "deleted": image.deleted_at is not None,
+        "after_delete_url": after_delete,
         "delete_url": admin_url(obj, "image", obj.pk, image.pk, "delete")
         if here and can_curate and image.deleted_at is None
         else "",

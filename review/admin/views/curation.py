@@ -20,6 +20,7 @@ from review.admin.display import (
     IMAGE_ID,
     admin_url,
     original_url,
+    preview_url,
     rendition_note,
     thumbnail_is_original,
     thumbnail_url,
@@ -100,9 +101,11 @@ def tile(modeladmin, obj: Record, image: RecordImage, urls: dict[str, str]) -> d
     return {
         "image": image,
         "number": image_number(image),
-        # The original opens full size; the tile shows the 400 rendition where there is one.
+        # The tile shows the 400 rendition (a placeholder while there is none); the full-size
+        # view the 1200 one; only a click on the link opens the original.
         "full_url": original_url(image),
         "thumb": thumbnail_url(image),
+        "preview": preview_url(image),
         "thumb_height": (image.rendition(THUMBNAIL_WIDTH) or {}).get("height"),
         "thumb_is_original": thumbnail_is_original(image),
         "rendition_note": rendition_note(image),

@@ -1,6 +1,9 @@
 """Brands and their aliases in the admin (review.admin.brands). Portable."""
 
+from urllib.parse import urlencode
+
 import pytest
+from django.urls import reverse
 
 from catalog.models import Brand, BrandAlias
 from catalog.selectors import brand_resolve
@@ -133,3 +136,30 @@ class TestBrandAliases:
         assert "Nothing was saved" in message and "already" in message
         assert not brand.aliases.exists()
         assert Brand.objects.get(pk=brand.pk).name == "Acme"
+
+
+def test_an_alias_added_from_a_failed_job_goes_back_to_the_job(editor_client):
+    acne = Brand.objects.create(name="Acne Studios", slug="acne-studios")
+    job_page = "/admin/ingest/ingestjob/7/change/"
+    query = urlencode({"alias": "ACNE", "next": job_page})
+    add = f"{reverse('admin:catalog_brandalias_add')}?{query}"
+
+    response = editor_client.post(add, {"brand": acne.pk, "alias": " ACNE  "})
+
+    assert response.status_code == 302 and response.url == job_page
+    assert brand_resolve(name="acne") == acne
+    assert BrandAlias.objects.get().alias == "ACNE"
+
+
+def test_an_alias_of_another_brand_is_refused_on_its_own_page(editor_client):
+    acne, other = (Brand.objects.create(name=n, slug=n.lower()) for n in ("Acne", "Other"))
+    BrandAlias.objects.create(brand=other, alias="ACNE")
+
+    response = editor_client.post(
+        reverse("admin:catalog_brandalias_add") + "?next=https://evil.example/",
+        {"brand": acne.pk, "alias": "acne"},
+    )
+
+    assert response.status_code == 200
+    assert "Another brand already has this alias." in response.content.decode()
+    assert BrandAlias.objects.filter(brand=acne).count() == 0

@@ -1,5 +1,6 @@
-"""The admin's thumbnails: the 400 rendition where there is one, the original (marked
-"original", with the reason) where there is none; a click always opens the original."""
+"""The admin's thumbnails: the 400 rendition where there is one, a placeholder saying why
+where there is none yet, the original only where it is the small picture (narrower than 400,
+marked "original"); a click always opens the original, and no page loads it."""
 
 import pytest
 from django.core.files.storage import default_storage
@@ -48,12 +49,29 @@ def test_tiles_and_covers_show_the_400_rendition_and_link_the_original(editor_cl
             "no renditions: storing a rendition: boom",
         ),
         ({"rendition_status": "pending"}, "renditions not made yet"),
-        ({"rendition_status": "done", "width": 300}, "narrower than 400 px"),
     ],
 )
-def test_without_a_rendition_the_original_shows_marked_with_the_reason(editor_client, fields, note):
+def test_without_a_rendition_a_placeholder_says_why_and_no_original_loads(
+    editor_client, fields, note
+):
     runway = RunwayFactory()
-    image = RunwayImageFactory(runway=runway, **fields)
+    image = RunwayImageFactory(runway=runway, width=1400, **fields)
+    runway.cover = image
+    runway.save()
+
+    page = editor_client.get(change_url(runway)).content.decode()
+    listing = editor_client.get(reverse("admin:catalog_runway_changelist")).content.decode()
+
+    original = default_storage.url(image.storage_key)
+    assert f'src="{original}"' not in page + listing
+    assert f'<a href="{original}"' in page  # a click still opens it
+    assert 'class="review-placeholder"' in page and note in page
+    assert "review-list-thumb review-placeholder" in listing and note in listing
+
+
+def test_an_image_narrower_than_400_shows_as_it_is_marked_original(editor_client):
+    runway = RunwayFactory()
+    image = RunwayImageFactory(runway=runway, rendition_status="done", width=300)
     runway.cover = image
     runway.save()
 
@@ -62,5 +80,27 @@ def test_without_a_rendition_the_original_shows_marked_with_the_reason(editor_cl
 
     original = default_storage.url(image.storage_key)
     assert f'<img src="{original}"' in page
-    assert ">original</span>" in page and note in page
+    assert ">original</span>" in page and "narrower than 400 px" in page
     assert f'src="{original}"' in listing and ">original</span>" in listing
+
+
+def test_the_compare_view_shows_the_1200_rendition_and_links_the_original(editor_client):
+    runway = RunwayFactory()
+    kept = RunwayImageFactory(runway=runway, renditions=RENDITIONS, rendition_status="done")
+    twin = RunwayImageFactory(
+        runway=runway,
+        renditions=RENDITIONS,
+        rendition_status="done",
+        is_duplicate=True,
+        dup_of=kept,
+    )
+
+    page = editor_client.get(
+        reverse("admin:catalog_runway_compare", args=[runway.pk, twin.pk])
+    ).content.decode()
+
+    preview = default_storage.url(RENDITIONS[1]["key"])
+    assert page.count(f'<img src="{preview}"') == 2
+    for image in (kept, twin):
+        original = default_storage.url(image.storage_key)
+        assert f'src="{original}"' not in page and f'href="{original}"' in page

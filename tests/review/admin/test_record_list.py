@@ -44,6 +44,40 @@ class TestTheQueue:
         ids = [r.pk for r in response.context["cl"].result_list]
         assert ids == [later.pk, earlier.pk, legacy.pk]
 
+    def test_with_a_filter_on_the_tabs_count_and_link_the_filtered_list(self, editor_client):
+        # Given two brands' shows in every status
+        acme, other = BrandFactory(name="Acme"), BrandFactory(name="Other")
+        for brand, pending, published in ((acme, 2, 1), (other, 3, 2)):
+            for _ in range(pending):
+                RunwayFactory(brand=brand)
+            for _ in range(published):
+                RunwayFactory(brand=brand, published=True)
+
+        # When an editor filters the list by Acme and searches nothing else
+        response = editor_client.get(
+            url(Runway, "changelist") + f"?brand__id__exact={acme.pk}&status=pending"
+        )
+
+        # Then the tabs count Acme's shows, and each tab's link keeps the filter
+        tabs = {t["label"]: t for t in response.context["status_tabs"]}
+        counts = {label: tab["count"] for label, tab in tabs.items()}
+        assert counts == {"Pending review": 2, "Published": 1, "Rejected": 0, "All": 3}
+        published = editor_client.get(url(Runway, "changelist") + tabs["Published"]["url"])
+        assert {r.brand_id for r in published.context["cl"].result_list} == {acme.pk}
+        assert len(published.context["cl"].result_list) == 1
+        # And beside the search box, the total is still every show of the kind
+        assert '2 results (<a href="?">8 total</a>)' in response.content.decode()
+
+    def test_a_search_narrows_the_tab_counts_too(self, editor_client):
+        RunwayFactory(title="Acme Fall"), RunwayFactory(title="Other Fall")
+        RunwayFactory(title="Acme Resort", published=True)
+
+        response = editor_client.get(url(Runway, "changelist") + "?q=Acme")
+
+        counts = {t["label"]: t["count"] for t in response.context["status_tabs"]}
+        assert counts == {"Pending review": 1, "Published": 1, "Rejected": 0, "All": 2}
+        assert all("q=Acme" in t["url"] for t in response.context["status_tabs"])
+
     def test_deleted_records_are_not_in_the_queue(self, editor_client):
         RunwayFactory(deleted_at="2026-01-01T00:00:00Z")
 

@@ -15,7 +15,7 @@ def mark_published_bytes_public(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0008_public_facet_indexes'),
+        ('catalog', '0009_not_duplicates'),
     ]
 
     operations = [

@@ -1,0 +1,183 @@
+"""A repeated album (review.admin.views.repeats, review.services): shown at the album level
+in the list and at the top of its page, compared with the album it repeats as two groups,
+and decided in one step: reject as a duplicate of it, merge into it, or not a duplicate
+(remembered, so ingest does not flag the pair again)."""
+
+import pytest
+from django.contrib.auth.models import Permission, User
+
+from catalog.models import NotDuplicate, Runway, RunwayImage
+from catalog.selectors import image_near_duplicate_candidates
+from review.models import ReviewEvent
+from tests.factories import BrandFactory, RunwayFactory, RunwayImageFactory
+from tests.review.admin.support import change_url, in_queue, messages_of, url
+from tests.review.support import form_data
+
+pytestmark = pytest.mark.django_db
+
+PHASH = "phash-draft128-v1"
+
+
+def show(title: str, images: int, **fields) -> tuple[Runway, list[RunwayImage]]:
+    runway = RunwayFactory(title=title, image_count=images, **fields)
+    made = [
+        RunwayImageFactory(
+            runway=runway,
+            sort_order=n,
+            look_index=n + 1,
+            phash=n,
+            phash_algorithm=PHASH,
+        )
+        for n in range(images)
+    ]
+    runway.cover = made[0]
+    runway.save()
+    return runway, made
+
+
+@pytest.fixture
+def repeated():
+    """ "Acme AW24" (pending, 16 images): 14 repeat "Acme Fall 2024 RTW" (published, 14)."""
+    acme = BrandFactory(name="Acme")
+    original, originals = show(
+        "Acme Fall 2024 RTW", 14, brand=acme, season_code="FW24", published=True
+    )
+    again, images = show("Acme AW24", 16, brand=acme, season_code="AW24")
+    for image, twin in zip(images, originals, strict=False):
+        RunwayImage.objects.filter(pk=image.pk).update(is_duplicate=True, dup_of=twin)
+    return original, again
+
+
+def test_the_list_and_the_page_say_the_album_repeats_another(editor_client, repeated):
+    original, again = repeated
+
+    listing = editor_client.get(url(Runway, "changelist")).content.decode()
+    page = editor_client.get(change_url(again)).content.decode()
+
+    assert "14 of 16 repeat “Acme Fall 2024 RTW”</span> (published)" in listing
+    banner = page[page.index('id="review-repeat"') :]
+    assert "14 of 16 images repeat" in banner
+    assert f'<a href="{change_url(original)}">Acme Fall 2024 RTW</a></strong> (published)' in banner
+    assert 'data-key="u"' in banner and 'data-key="m"' in banner
+    # the original repeats nothing: its images are the ones repeated
+    assert 'id="review-repeat"' not in editor_client.get(change_url(original)).content.decode()
+
+
+def test_the_two_albums_compare_as_groups(editor_client, repeated):
+    original, again = repeated
+
+    response = editor_client.get(url(again, "repeats", again.pk, original.pk))
+
+    assert [(p["here_number"], p["there_number"]) for p in response.context["pairs"]] == [
+        (n, n) for n in range(1, 15)
+    ]
+    assert [item["number"] for item in response.context["only_here"]] == [15, 16]
+    assert "Merge the 2 images it lacks into it (m)" in response.content.decode()
+
+
+def decide(client, again, original, action):
+    page = client.get(change_url(again))
+    return client.post(
+        url(again, "repeat", again.pk, original.pk, action), form_data(page, "transition-form")
+    )
+
+
+def test_reject_as_a_duplicate_names_the_album_it_repeats(editor_client, repeated):
+    original, again = repeated
+    following = RunwayFactory(title="Next in the queue")
+
+    response = decide(editor_client, again, original, "reject")
+
+    again.refresh_from_db()
+    assert again.status == "rejected"
+    assert again.reject_reason == (
+        f"Duplicate of “Acme Fall 2024 RTW” (runway {original.pk}), which it repeats."
+    )
+    assert response.url == change_url(following)  # on to the next album of the queue
+
+
+def test_merge_adds_the_images_the_other_lacks_and_rejects_this_one(editor_client, repeated):
+    original, again = repeated
+    extra = list(again.images.order_by("sort_order"))[14:]
+    RunwayImage.objects.filter(pk=extra[0].pk).update(
+        renditions=[{"width": 400, "height": 600, "key": "renditions/x/400.webp"}],
+        rendition_status="done",
+    )
+
+    decide(editor_client, again, original, "merge")
+
+    original.refresh_from_db()
+    added = list(original.images.order_by("sort_order"))[14:]
+    assert [(i.sort_order, i.storage_key) for i in added] == [
+        (14, extra[0].storage_key),
+        (15, extra[1].storage_key),
+    ]
+    assert added[0].rendition(400)["key"] == "renditions/x/400.webp"  # no new renditions needed
+    assert (original.image_count, original.status) == (16, "published")
+    again.refresh_from_db()
+    assert again.status == "rejected"
+    assert again.reject_reason == (
+        f"Merged into “Acme Fall 2024 RTW” (runway {original.pk}): 2 images it lacked added to it."
+    )
+    # the published album's history says what came into it, and from where
+    edit = ReviewEvent.objects.get(runway=original, action="edit")
+    assert edit.reason == f"Added images 15, 16 from “Acme AW24” (runway {again.pk})."
+
+
+def test_not_a_duplicate_clears_the_flags_and_ingest_remembers_it(editor_client, repeated):
+    original, again = repeated
+    compared = editor_client.get(url(again, "repeats", again.pk, original.pk))
+
+    response = editor_client.post(
+        url(again, "repeat", again.pk, original.pk, "distinct"),
+        form_data(compared, "repeat-form"),
+        follow=True,
+    )
+
+    assert "14 images no longer flagged as repeating" in messages_of(response)[0]
+    assert not again.images.filter(is_duplicate=True).exists()
+    assert 'id="review-repeat"' not in response.content.decode()
+    assert NotDuplicate.objects.count() == 14
+    # A new crawl of the same pictures: the lookup leaves out what an editor said is distinct
+    first = again.images.order_by("sort_order").first()
+    twin = original.images.order_by("sort_order").first()
+    probes = [[first.phash_band0], [first.phash_band1], [first.phash_band2], [first.phash_band3]]
+    found = image_near_duplicate_candidates(
+        image_model=RunwayImage, probes=probes, phash_algorithm=PHASH
+    )
+    remembered = image_near_duplicate_candidates(
+        image_model=RunwayImage,
+        probes=probes,
+        phash_algorithm=PHASH,
+        sha1=first.sha1,
+    )
+    assert twin.pk in {pk for pk, _ in found}
+    assert twin.pk not in {pk for pk, _ in remembered}
+
+
+def test_a_stale_page_decides_nothing(editor_client, repeated):
+    original, again = repeated
+    page = editor_client.get(change_url(again))
+    Runway.objects.filter(pk=again.pk).update(version=again.version + 1)
+
+    response = editor_client.post(
+        in_queue(url(again, "repeat", again.pk, original.pk, "merge")),
+        form_data(page, "transition-form"),
+        follow=True,
+    )
+
+    assert "changed since you opened it" in messages_of(response)[0]
+    assert Runway.objects.get(pk=again.pk).status == "pending"
+    assert original.images.count() == 14
+
+
+def test_deciding_needs_the_permission_to_reject(client, repeated):
+    original, again = repeated
+    viewer = User.objects.create_user("viewer", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_runway"))
+    client.force_login(viewer)
+
+    response = client.post(url(again, "repeat", again.pk, original.pk, "reject"), {})
+
+    assert response.status_code == 403
+    assert Runway.objects.get(pk=again.pk).status == "pending"
