@@ -117,7 +117,7 @@ class RecordAdmin(admin.ModelAdmin):
             path(
                 "<path:object_id>/images/<int:image_id>/takedown/",
                 view(takedown.take_down_image),
-                name=f"{prefix}_takedown_image",
+                name=f"{prefix}_takedownimage",
             ),
             path(
                 "<path:object_id>/images/<int:image_id>/<slug:operation>/",

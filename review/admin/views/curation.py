@@ -58,7 +58,7 @@ def grid_context(modeladmin, request, obj: Record) -> dict[str, Any]:
     }
     if modeladmin.has_takedown_permission(request, obj):
         urls["takedown"] = with_queue(
-            modeladmin, request, admin_url(obj, "takedown_image", obj.pk, IMAGE_ID)
+            modeladmin, request, admin_url(obj, "takedownimage", obj.pk, IMAGE_ID)
         )
     tiles = {image.pk: tile(modeladmin, obj, image, urls) for image in images}
     flagged = [image for image in images if image.is_duplicate]

@@ -76,7 +76,9 @@ def test_the_admin_shows_pending_images_that_have_no_public_url(editor_client):
     anonymous = Client()
     runway = make_runway(images=2)  # pending: nobody outside may see its images
     html = editor_client.get(change_url(runway)).content.decode()
-    sources = re.findall(r'<img src="([^"]+)" alt="image', html)
+    # Each tile opens its original full size (its thumbnail, a rendition, is at the same kind
+    # of address once made).
+    sources = re.findall(r'<a href="([^"]+)" target="_blank"', html)
     assert len(sources) == 2
 
     for src in sources:
