@@ -19,8 +19,8 @@ lint:  ## ruff, the import contracts and mypy (the static part of `make test`)
 	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/lint-imports
 	.venv/bin/mypy
 
-worker:  ## an rq worker for both queues (needs REDIS_URL)
-	.venv/bin/python manage.py rqworker ingest maintenance --with-scheduler
+worker:  ## an rq worker for every queue (needs REDIS_URL)
+	.venv/bin/python manage.py rqworker visibility ingest maintenance --with-scheduler
 
 scheduler:  ## rq's cron scheduler: enqueues reconcile, purge_webhook_ids, gc_media (needs REDIS_URL)
 	.venv/bin/python manage.py rqcron config.cron
@@ -28,6 +28,7 @@ scheduler:  ## rq's cron scheduler: enqueues reconcile, purge_webhook_ids, gc_me
 bench:  ## every script in bench/ (BENCH_DATABASE_URL: the PostgreSQL server they use)
 	scripts/bootstrap.sh requirements-dev.txt
 	scripts/services.sh
+	scripts/varnish.sh
 	for script in bench/*.py; do echo "== $$script"; .venv/bin/python $$script || exit 1; done
 
 hooks:  ## install the git hooks of .pre-commit-config.yaml (ruff, mypy, commit subject)

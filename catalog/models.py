@@ -121,6 +121,12 @@ class Record(models.Model):
     source = models.CharField(max_length=32, blank=True, default="", db_default="")
     source_url = models.CharField(max_length=1024, blank=True, default="", db_default="")
 
+    # Every live image's bytes are in the public store (catalog.visibility): the public views
+    # show a published record only once this is set, so no URL they show fails to answer.
+    # False by default in Python and in the database: a record written by any path that does
+    # not move its bytes stays invisible until they are moved (fail closed).
+    bytes_public = models.BooleanField(default=False, db_default=False)
+
     deleted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -185,6 +191,7 @@ class Runway(Record):
         permissions = [
             ("publish_runway", "Can approve and unpublish runways"),
             ("reject_runway", "Can reject runways"),
+            ("takedown_runway", "Can take runways down"),
         ]
 
     def __str__(self) -> str:
@@ -221,6 +228,7 @@ class StreetSnap(Record):
         permissions = [
             ("publish_streetsnap", "Can approve and unpublish street snaps"),
             ("reject_streetsnap", "Can reject street snaps"),
+            ("takedown_streetsnap", "Can take street snaps down"),
         ]
 
     def __str__(self) -> str:
@@ -450,6 +458,91 @@ class StoredObject(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class PublicObject(models.Model):
+    """An object of the public store: the ledger catalog.visibility keeps of the copies it made.
+
+    A row exists while the object may be in the public store. `confirmed` says it is there
+    for certain; `pending` names a copy or removal started and not confirmed yet (a storage
+    error, or a process that died in between): the intent is written before the storage is
+    touched, so the ledger never says less than the store may hold.
+    """
+
+    class Pending(models.TextChoices):
+        NONE = "", "Nothing"
+        PUBLISH = "publish", "Copy to the public store"
+        WITHDRAW = "withdraw", "Remove from the public store"
+
+    key = models.CharField(max_length=512, unique=True)
+    # The sha1 of a rendition's original ('' for an original): renditions follow the
+    # visibility of the bytes they were made from.
+    sha1 = models.CharField(max_length=40, blank=True, default="")
+    confirmed = models.BooleanField(default=False)
+    pending = models.CharField(max_length=16, choices=Pending.choices, blank=True, default="")
+    failures = models.PositiveIntegerField(default=0)
+    error = models.CharField(max_length=300, blank=True, default="")
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "public_objects"
+        indexes = [
+            models.Index(fields=["sha1"], condition=~Q(sha1=""), name="public_object_sha1"),
+            models.Index(
+                fields=["changed_at"], condition=~Q(pending=""), name="public_object_pending"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class MediaChange(models.Model):
+    """A change the public may see, written in the transaction that made it (an outbox): the
+    visibility job moves the bytes of `record_id` and purges `tags` from the edge, then deletes
+    the row. A job lost with Redis leaves the row, and the sweep runs it."""
+
+    class Kind(models.TextChoices):
+        RUNWAY = "runway", "Runway"
+        STREET = "street", "Street snap"
+        BRAND = "brand", "Brand"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # The record (runway or street snap); null for a brand, which has no bytes.
+    record_id = models.BigIntegerField(null=True, blank=True)
+    # The edge's cache tags to purge (catalog.edge), decided when the change was made.
+    tags = models.JSONField(default=list, blank=True)
+    # Image URLs to purge, found when the bytes moved.
+    urls = models.JSONField(default=list, blank=True)
+    bytes_done = models.BooleanField(default=False)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.CharField(max_length=300, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "media_changes"
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.record_id or ''} ({', '.join(self.tags)})"
+
+
+class MediaSweep(models.Model):
+    """One run of the visibility sweep and the drift it fixed (metrics and the admin read
+    these; kept for a week)."""
+
+    full = models.BooleanField(default=False)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # What it found wrong and fixed: {"published": n, "withdrawn": n, "flags_set": n, ...}.
+    fixed = models.JSONField(default=dict, blank=True)
+    failed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        db_table = "media_sweeps"
+        indexes = [models.Index(fields=["-started_at"], name="media_sweep_recent")]
+
+    def __str__(self) -> str:
+        return f"sweep {self.started_at:%Y-%m-%d %H:%M} {self.fixed}"
 
 
 class LegacyIdMap(models.Model):

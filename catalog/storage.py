@@ -22,7 +22,9 @@ from catalog.models import RunwayImage, StoredObject, StreetSnapImage
 
 IMAGE_PREFIX = "images"
 RENDITION_PREFIX = "renditions"
-RENDITION_CACHE_CONTROL = "public, max-age=31536000, immutable"
+# The private store's: only editors read it, through signed URLs that expire (the public copies
+# get their own, catalog.visibility).
+RENDITION_CACHE_CONTROL = "private, max-age=3600"
 
 _EXTENSION_BY_MIME = {
     "image/jpeg": "jpg",
@@ -64,13 +66,24 @@ def sha1_of_image_key(key: str) -> str | None:
     return name
 
 
+def sha1_of_rendition_key(key: str) -> str | None:
+    """The sha1 of the original a :func:`rendition_key` was made from (None for another key)."""
+    parts = key.split("/")
+    if len(parts) != 4 or parts[0] != RENDITION_PREFIX:
+        return None
+    sha1 = parts[2]
+    if len(sha1) != 40 or any(c not in "0123456789abcdef" for c in sha1) or parts[1] != sha1[:2]:
+        return None
+    return sha1
+
+
 def rendition_put(*, key: str, data: bytes, storage: Storage | None = None) -> None:
     """Put one rendition, overwriting what is there (the same original gives the same bytes,
     unless the rendering changed: the backfill's --force).
 
     Not recorded in stored_objects: a rendition belongs to its original, and gc_media removes
     the renditions of each original it deletes (:func:`stored_objects_collect`). On S3 the
-    object gets ``Content-Type: image/webp`` and an immutable Cache-Control.
+    object gets ``Content-Type: image/webp`` and a private Cache-Control.
     """
     storage = storage or default_storage
     if hasattr(storage, "bucket") and hasattr(storage, "_normalize_name"):

@@ -9,6 +9,7 @@ gc_media runs one at a time (ingest.tasks). One scheduler is the intended set-up
 from django.conf import settings
 from rq import cron
 
+from catalog import tasks as catalog_tasks
 from ingest import tasks
 
 
@@ -22,6 +23,8 @@ for func, schedule, timeout in (
     (tasks.purge_webhook_ids, settings.MAINTENANCE_PURGE_WEBHOOK_IDS_SCHEDULE, 600),
     (tasks.gc_media, settings.MAINTENANCE_GC_MEDIA_SCHEDULE, 6 * 3600),
     (tasks.renditions_catch_up, settings.MAINTENANCE_RENDITIONS_SCHEDULE, 300),
+    (catalog_tasks.media_sweep, settings.MAINTENANCE_MEDIA_SWEEP_SCHEDULE, 600),
+    (catalog_tasks.media_audit, settings.MAINTENANCE_MEDIA_AUDIT_SCHEDULE, 6 * 3600),
 ):
     cron.register(
         func,

@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connection
-from django.db.models import Count, DurationField, ExpressionWrapper, F, IntegerField, Q, Sum
+from django.db.models import Count, DurationField, ExpressionWrapper, F, IntegerField, Min, Q, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 from django.http import Http404, HttpResponse
@@ -49,6 +49,15 @@ DURATION_BUCKETS = (1, 2, 5, 10, 30, 60, 120, 300, 600, 900, 1800, 3600)
 QUEUE_WAIT_BUCKETS = (1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 21600, 86400)
 FINISHED = ("succeeded", "skipped", "failed")
 IMAGE_OUTCOMES = ("received", "stored", "refused", "repeated", "duplicates")
+# What catalog.visibility.media_sweep counts in MediaSweep.fixed.
+SWEEP_FIXED = (
+    "published",
+    "withdrawn",
+    "missing",
+    "records_to_publish",
+    "records_to_withdraw",
+    "changes_run",
+)
 
 
 class ApiMetricsMiddleware:
@@ -103,6 +112,7 @@ class ArchiveCollector:
         try:
             yield from self._jobs()
             yield from self._images()
+            yield from self._visibility()
         except DatabaseError:
             logger.warning("metrics: the database did not answer", exc_info=True)
         yield from self._queues()
@@ -173,6 +183,61 @@ class ArchiveCollector:
         for kind, model in (("runway", RunwayImage), ("street", StreetSnapImage)):
             flagged.add_metric([kind], model.objects.live().filter(is_duplicate=True).count())
         yield flagged
+
+    def _visibility(self):
+        from django.utils import timezone
+
+        from catalog.models import MediaChange, MediaSweep, PublicObject
+
+        waiting = MediaChange.objects.aggregate(n=Count("pk"), oldest=Min("created_at"))
+        changes = GaugeMetricFamily(
+            "archive_media_changes_waiting",
+            "Changes the public may see whose bytes or edge purge are not done yet "
+            "(media_changes rows; the visibility job, then the sweep, run them).",
+        )
+        changes.add_metric([], waiting["n"])
+        yield changes
+        oldest = GaugeMetricFamily(
+            "archive_media_changes_oldest_seconds",
+            "Age of the oldest waiting change (0 when none waits).",
+        )
+        age = (timezone.now() - waiting["oldest"]).total_seconds() if waiting["oldest"] else 0
+        oldest.add_metric([], age)
+        yield oldest
+
+        failing = GaugeMetricFamily(
+            "archive_public_objects_failing",
+            "Objects whose copy to the public store (publish) or removal from it (withdraw) "
+            "failed and is being retried.",
+            labels=["direction"],
+        )
+        rows = (
+            PublicObject.objects.exclude(pending="")
+            .filter(failures__gt=0)
+            .values("pending")
+            .annotate(n=Count("pk"))
+        )
+        counts = {row["pending"]: row["n"] for row in rows.order_by()}
+        for direction in ("publish", "withdraw"):
+            failing.add_metric([direction], counts.get(direction, 0))
+        yield failing
+
+        last = MediaSweep.objects.filter(finished_at__isnull=False).order_by("-started_at").first()
+        fixed = GaugeMetricFamily(
+            "archive_media_sweep_fixed",
+            "Drift the last visibility sweep found and fixed: objects published or withdrawn, "
+            "records whose bytes_public disagreed with their status, changes no job had run.",
+            labels=["what"],
+        )
+        for what in SWEEP_FIXED:
+            fixed.add_metric([what], (last.fixed if last else {}).get(what, 0))
+        yield fixed
+        finished = GaugeMetricFamily(
+            "archive_media_sweep_last_finished_seconds",
+            "Unix time the last visibility sweep finished (0: none yet).",
+        )
+        finished.add_metric([], last.finished_at.timestamp() if last and last.finished_at else 0)
+        yield finished
 
     def _queues(self):
         if not settings.REDIS_URL:

@@ -177,6 +177,22 @@ MAINTENANCE_PURGE_WEBHOOK_IDS_SCHEDULE = env.str(
 MAINTENANCE_GC_MEDIA_SCHEDULE = env.str("MAINTENANCE_GC_MEDIA_SCHEDULE", default="42 3 * * *")
 # Enqueues the renditions of albums whose follow-up job was lost (ingest.tasks.renditions_catch_up).
 MAINTENANCE_RENDITIONS_SCHEDULE = env.str("MAINTENANCE_RENDITIONS_SCHEDULE", default="*/10 * * * *")
+# The queue the visibility jobs (moving bytes, purging the edge) go to: short jobs a takedown
+# waits for, so never behind an album's ingest. Workers serve it first.
+VISIBILITY_QUEUE = env.str("VISIBILITY_QUEUE", default="visibility")
+RQ_QUEUES.setdefault(VISIBILITY_QUEUE, {"URL": _rq_url, "DEFAULT_TIMEOUT": 600})
+# Seconds between rq's retries of a visibility job the store or the edge failed; short, as a
+# takedown waits for it. After the last, the sweep tries again at each run.
+VISIBILITY_RETRY_INTERVALS = [
+    int(s) for s in env.list("VISIBILITY_RETRY_INTERVALS", default=["2", "10", "60"])
+]
+# The visibility sweep (catalog.visibility.media_sweep): what no job moved - an operator's SQL,
+# a job lost with Redis, a storage error - converges at the next run; the full run also compares
+# every public object with the database.
+MAINTENANCE_MEDIA_SWEEP_SCHEDULE = env.str(
+    "MAINTENANCE_MEDIA_SWEEP_SCHEDULE", default="*/5 * * * *"
+)
+MAINTENANCE_MEDIA_AUDIT_SCHEDULE = env.str("MAINTENANCE_MEDIA_AUDIT_SCHEDULE", default="27 4 * * *")
 RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 
 # --- Cache ----------------------------------------------------------------------------------
@@ -196,37 +212,81 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- Storage ------------------------------------------------------------------------------
-# Default: the local media folder. Set AWS_STORAGE_BUCKET_NAME to store images in S3 (or any
-# S3-compatible service through AWS_S3_ENDPOINT_URL) via django-storages.
+# Two stores (catalog.visibility): a private one that holds every image ingest stored, the
+# legacy archive's and all renditions, and a public one that holds a copy of exactly the bytes a
+# published album shows. Default: the local media folder, private, and no public copy: Django
+# serves /media/ itself and answers each request from the database (the embedded mode). Set
+# AWS_STORAGE_BUCKET_NAME to keep the private store in S3 (or any S3-compatible service through
+# AWS_S3_ENDPOINT_URL) via django-storages; the public copies then go to AWS_PUBLIC_BUCKET_NAME
+# (default: the same bucket, under AWS_PUBLIC_LOCATION).
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=BASE_DIR / "media")
 MEDIA_URL = env.str("MEDIA_URL", default="/media/")
+# Where the admin reads private local media (an editor's session is required): pending and
+# rejected images have no public URL.
+PRIVATE_MEDIA_URL = env.str("PRIVATE_MEDIA_URL", default="/admin/media/")
+# A folder for the public copies of local media, for a server (nginx) that serves it as it is;
+# unset = no copies, /media/ answers from the database.
+PUBLIC_MEDIA_ROOT = env.str("PUBLIC_MEDIA_ROOT", default="")
 STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
 STATIC_URL = "static/"
 
+# Browsers keep a public image this long (Cache-Control max-age of the public copies and of
+# /media/): after a takedown, a browser that showed it may show it from its own cache this long.
+MEDIA_CACHE_SECONDS = env.int("MEDIA_CACHE_SECONDS", default=600)
+
 AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME", default="")
 if AWS_STORAGE_BUCKET_NAME:
+    _s3 = {
+        "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
+        "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
+        "file_overwrite": True,
+    }
+    _public_bucket = env.str("AWS_PUBLIC_BUCKET_NAME", default="") or AWS_STORAGE_BUCKET_NAME
     _default_storage = {
         "BACKEND": "storages.backends.s3.S3Storage",
         "OPTIONS": {
+            **_s3,
             "bucket_name": AWS_STORAGE_BUCKET_NAME,
-            "endpoint_url": env.str("AWS_S3_ENDPOINT_URL", default="") or None,
-            "region_name": env.str("AWS_S3_REGION_NAME", default="") or None,
+            # The bucket is private: the admin's URLs are signed and expire.
+            "querystring_auth": True,
+            "querystring_expire": env.int("AWS_QUERYSTRING_EXPIRE", default=900),
+            "object_parameters": {"CacheControl": "private, max-age=3600"},
+        },
+    }
+    _public_storage = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            **_s3,
+            "bucket_name": _public_bucket,
+            # Anonymous reads are allowed on this prefix (or bucket) only: docs/operations.md.
+            "location": env.str(
+                "AWS_PUBLIC_LOCATION",
+                default="public" if _public_bucket == AWS_STORAGE_BUCKET_NAME else "",
+            ),
             "custom_domain": env.str("AWS_S3_CUSTOM_DOMAIN", default="") or None,
             # The scheme of custom-domain URLs: "http:" for a local store (compose.yaml).
             "url_protocol": env.str("AWS_S3_URL_PROTOCOL", default="https:"),
-            # Objects are content-addressed and public once published; plain URLs cache well.
-            "querystring_auth": env.bool("AWS_QUERYSTRING_AUTH", default=False),
-            "file_overwrite": True,
-            "object_parameters": {"CacheControl": "public, max-age=31536000, immutable"},
+            # Plain URLs: the copies are public, and a plain URL caches well.
+            "querystring_auth": False,
         },
     }
 else:
     _default_storage = {
         "BACKEND": "django.core.files.storage.FileSystemStorage",
-        "OPTIONS": {"location": MEDIA_ROOT, "base_url": MEDIA_URL},
+        "OPTIONS": {"location": MEDIA_ROOT, "base_url": PRIVATE_MEDIA_URL},
     }
+    _public_storage = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        # Without a folder of copies, the public URLs are /media/ over the private folder,
+        # and the media route decides per request.
+        "OPTIONS": {"location": PUBLIC_MEDIA_ROOT or MEDIA_ROOT, "base_url": MEDIA_URL},
+    }
+# Whether bytes are copied to the public store as albums are published (a bucket, or a
+# folder of public copies); without, the media route is the gate.
+MEDIA_PUBLIC_COPIES = bool(AWS_STORAGE_BUCKET_NAME or PUBLIC_MEDIA_ROOT)
 STORAGES = {
     "default": _default_storage,
+    "public": _public_storage,
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
@@ -240,6 +300,19 @@ STORAGES = {
 SERVE_MEDIA = env.bool("SERVE_MEDIA", default=not AWS_STORAGE_BUCKET_NAME)
 WHITENOISE_USE_FINDERS = DEBUG
 
+# --- The edge: caches in front of the API and the public images ------------------------------
+# Purge after every change of what the public sees (catalog.edge): "" (off), "http" (PURGE and
+# BAN requests to each of EDGE_PURGE_URLS: Varnish with config/varnish.vcl) or "cloudfront"
+# (invalidations of CLOUDFRONT_DISTRIBUTION_ID). Off: shared caches keep the API for
+# PUBLIC_API_CACHE_SECONDS, as browsers do.
+EDGE_PURGE_BACKEND = env.str("EDGE_PURGE_BACKEND", default="")
+EDGE_PURGE_URLS = env.list("EDGE_PURGE_URLS", default=[])
+EDGE_PURGE_TIMEOUT = env.float("EDGE_PURGE_TIMEOUT", default=5.0)
+CLOUDFRONT_DISTRIBUTION_ID = env.str("CLOUDFRONT_DISTRIBUTION_ID", default="")
+CLOUDFRONT_ENDPOINT_URL = env.str("CLOUDFRONT_ENDPOINT_URL", default="") or None
+# With a purge backend, shared caches may keep public responses and images this long
+# (s-maxage): every change purges them. Browsers keep the short max-age.
+EDGE_CACHE_SECONDS = env.int("EDGE_CACHE_SECONDS", default=86400)
 # --- Renditions ---------------------------------------------------------------------------
 # Each ingested album gets a follow-up job on the ingest queue that makes its images' WebP
 # renditions, placeholder and colour (catalog.services.renditions). Off: only `manage.py

@@ -1,8 +1,9 @@
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
-from django.views.static import serve
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from config import media
 
 
 class SchemaView(SpectacularAPIView):
@@ -19,15 +20,17 @@ urlpatterns = [
     path("api/v1/", include("publicapi.urls")),
     path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # Browsers ask for it on every page, the admin's included.
+    path("favicon.ico", media.favicon),
 ]
 
+# The private store for editors, who see every image of the albums they review (a bucket's
+# URLs are signed instead). Before the admin's own URLs, which would take admin/media/.
+private_prefix = settings.PRIVATE_MEDIA_URL.lstrip("/")
+urlpatterns.insert(0, re_path(rf"^{private_prefix}(?P<path>.+)$", media.private_media))
+
 if settings.SERVE_MEDIA:
-    # The embedded mode has no web server in front: Django serves the local media folder.
+    # The embedded mode has no web server in front: Django serves the public local media, and
+    # answers each request from the database (config/media.py).
     prefix = settings.MEDIA_URL.lstrip("/")
-
-    def serve_media(request, path):
-        # MEDIA_ROOT is read per request, not frozen at import, so a test's media folder
-        # (tests/conftest.py) is the one served to a browser test's live server too.
-        return serve(request, path, document_root=settings.MEDIA_ROOT)
-
-    urlpatterns += [re_path(rf"^{prefix}(?P<path>.*)$", serve_media)]
+    urlpatterns += [re_path(rf"^{prefix}(?P<path>.+)$", media.public_media)]

@@ -19,6 +19,8 @@ from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
+from catalog.models import MediaChange, PublicObject
+from catalog.visibility import keys_sync, media_changes_process
 from ingest.models import IngestJob
 from ingest.report import COUNT_NAMES, sent_image_name
 from ingest.services import RETRYABLE, JobStateError, ingest_job_retry
@@ -285,3 +287,79 @@ def _issue_image(index) -> str:
     if not isinstance(index, int):
         return str(index or "")
     return f"{sent_image_name(index)} (image {index + 1})"
+
+
+# --- Visibility: what the jobs that move bytes and purge the edge have not finished ------------
+
+
+@admin.register(MediaChange)
+class MediaChangeAdmin(admin.ModelAdmin):
+    """Changes the public may see that their visibility job has not finished: their bytes
+    did not all move, or the edge did not confirm the purge. The sweep runs them again at each
+    run (docs/operations.md, "Takedowns"); Run now does it at once."""
+
+    list_display = ("created_at", "kind", "record_id", "bytes_done", "attempts", "error")
+    list_filter = ("kind", "bytes_done")
+    ordering = ["pk"]
+    readonly_fields = ("kind", "record_id", "tags", "urls", "bytes_done", "attempts", "error")
+    actions = ["run_now"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.action(permissions=["view"], description="Run the waiting changes now")
+    def run_now(self, request, queryset):
+        run = media_changes_process(pks=list(queryset.values_list("pk", flat=True)))
+        level = messages.SUCCESS if run.ok else messages.WARNING
+        self.message_user(request, run.summary(), level)
+
+
+class FailingFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        return [("failing", "Failing"), ("pending", "Pending")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "failing":
+            return queryset.exclude(pending="").filter(failures__gt=0)
+        if self.value() == "pending":
+            return queryset.exclude(pending="")
+        return queryset
+
+
+@admin.register(PublicObject)
+class PublicObjectAdmin(admin.ModelAdmin):
+    """The public store's ledger: an object that could not be copied there or removed from it
+    is listed as failing, with the error, until a retry (the sweep's, or Retry now) works."""
+
+    list_display = ("key", "confirmed", "pending", "failures", "error", "changed_at")
+    list_filter = (FailingFilter, "pending", "confirmed")
+    search_fields = ("key", "sha1")
+    ordering = ["-changed_at"]
+    readonly_fields = ("key", "sha1", "confirmed", "pending", "failures", "error", "changed_at")
+    actions = ["retry_now"]
+    show_full_result_count = False
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.action(permissions=["view"], description="Move the selected objects now")
+    def retry_now(self, request, queryset):
+        synced = keys_sync(list(queryset.values_list("key", flat=True)))
+        self.message_user(
+            request,
+            f"{len(synced.published)} made public, {len(synced.withdrawn)} made private, "
+            f"{len(synced.failed)} failed again.",
+            messages.WARNING if synced.failed else messages.SUCCESS,
+        )

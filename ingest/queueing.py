@@ -8,6 +8,7 @@ what the tasks run (the pipeline, which builds on ingest.services), so no import
 
 import logging
 import time
+from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError
@@ -26,6 +27,9 @@ logger = logging.getLogger(__name__)
 RUN_INGEST_JOB = "ingest.tasks.run_ingest_job"
 RUN_INGEST_JOB_IN_PROCESS = "ingest.tasks.run_ingest_job_in_process"
 RUN_RENDITIONS = "catalog.tasks.run_renditions"
+RUN_MEDIA_SYNC = "catalog.tasks.run_media_sync"
+# The visibility job's one rq id: a burst of changes asks for one waiting run, not one each.
+VISIBILITY_JOB_ID = "visibility-sync"
 
 
 def rq_job_id(job_id: int) -> str:
@@ -112,6 +116,39 @@ def renditions_enqueue(*, kind: str, record_id: int) -> bool:
         )
     except RedisError:
         logger.warning("renditions of %s %s: Redis unavailable; not enqueued", kind, record_id)
+        return False
+    return True
+
+
+def visibility_enqueue(**kwargs: Any) -> bool:
+    """Ask for a run of the visibility job (catalog.tasks.run_media_sync), on the visibility
+    queue or the embedded mode's thread for it: the receiver of catalog's ``media_changed``
+    signal, sent on commit of every write the public may see. Never raises: the changes are
+    rows, and the sweep runs what no job did.
+
+    One waiting entry on the queue at most (its id is fixed): a burst of decisions (a bulk
+    approve) asks once, and the run takes every change committed by then.
+    """
+    if not settings.REDIS_URL:
+        thread_pool.submit(RUN_MEDIA_SYNC, lane="visibility")
+        return True
+    intervals = settings.VISIBILITY_RETRY_INTERVALS
+    try:
+        queue = get_queue(settings.VISIBILITY_QUEUE, commit_mode="auto")
+        with queue.connection.pipeline() as pipe:
+            pipe.multi()
+            pipe.lrem(queue.key, 0, VISIBILITY_JOB_ID)
+            queue.enqueue(
+                RUN_MEDIA_SYNC,
+                job_id=VISIBILITY_JOB_ID,
+                retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
+                job_timeout=600,
+                description="move bytes and purge the edge for the waiting changes",
+                pipeline=pipe,
+            )
+            pipe.execute()
+    except RedisError:
+        logger.warning("visibility job: Redis unavailable; the sweep will run the changes")
         return False
     return True
 

@@ -25,18 +25,23 @@ from django.utils.module_loading import import_string
 logger = logging.getLogger(__name__)
 
 _lock = threading.Lock()
-_executor: ThreadPoolExecutor | None = None
+# One thread per lane: "jobs" (ingest jobs and their renditions, one at a time), and
+# "visibility" (bytes and purges after each change the public may see: a takedown does not
+# wait behind an album's ingest).
+_executors: dict[str, ThreadPoolExecutor] = {}
 _pending: set[Future] = set()
 
 
-def submit(task: str, *args: Any) -> Future:
-    """Run the function at dotted path ``task`` with ``args`` on the background thread, after
-    everything submitted before it."""
-    global _executor
+def submit(task: str, *args: Any, lane: str = "jobs") -> Future:
+    """Run the function at dotted path ``task`` with ``args`` on the background thread of
+    ``lane``, after everything submitted to it before."""
     with _lock:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-thread-pool")
-        future = _executor.submit(_run, task, args)
+        executor = _executors.get(lane)
+        if executor is None:
+            executor = _executors[lane] = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=f"{lane}-thread-pool"
+            )
+        future = executor.submit(_run, task, args)
         _pending.add(future)
     future.add_done_callback(_pending.discard)
     return future

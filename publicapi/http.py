@@ -9,6 +9,7 @@ import functools
 import logging
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import orjson
@@ -29,6 +30,7 @@ from rest_framework.views import APIView, exception_handler
 
 from config.breaker import redis as redis_breaker
 from config.clients import client_ip
+from publicapi.tags import header_value, response_tags
 
 logger = logging.getLogger(__name__)
 
@@ -39,9 +41,13 @@ logger = logging.getLogger(__name__)
 conditional_get = decorator_from_middleware(ConditionalGetMiddleware)
 
 
-def set_cache_headers(request, response) -> None:
+def set_cache_headers(request, response, tags: Iterable[str] = ()) -> None:
     """Successful reads may be cached by anyone (browsers, CDNs) for PUBLIC_API_CACHE_SECONDS;
     nothing else is stored.
+
+    With a purge backend (EDGE_PURGE_BACKEND), shared caches may keep them EDGE_CACHE_SECONDS
+    (``s-maxage``): every change the public may see purges them by their cache tags
+    (``Surrogate-Key``, publicapi.tags). Browsers keep the short max-age either way.
 
     No stale-while-revalidate: an unpublished album must leave every cache within max-age.
     Errors are never stored: a 404 may become a 200 as soon as an editor publishes, and a 429
@@ -49,6 +55,11 @@ def set_cache_headers(request, response) -> None:
     """
     if request.method in ("GET", "HEAD") and 200 <= response.status_code < 300:
         patch_cache_control(response, public=True, max_age=settings.PUBLIC_API_CACHE_SECONDS)
+        if settings.EDGE_PURGE_BACKEND:
+            patch_cache_control(response, s_maxage=settings.EDGE_CACHE_SECONDS)
+        value = header_value(tags)
+        if value:
+            response["Surrogate-Key"] = value
     else:
         patch_cache_control(response, no_store=True)
 
@@ -320,6 +331,9 @@ def public_exception_handler(exc, context):
 class PublicAPIView(APIView):
     """Base of every public endpoint (views and viewsets mix it in first)."""
 
+    # What its responses show, for their cache tags (publicapi.tags.response_tags).
+    cache_kind: str | None = None
+
     throttle_classes = [PublicAnonRateThrottle]
     renderer_classes = [PublicJSONRenderer]
 
@@ -353,5 +367,9 @@ class PublicAPIView(APIView):
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
-        set_cache_headers(request, response)
+        tags: list[str] = []
+        if 200 <= response.status_code < 300:
+            data = getattr(response, "data", None)
+            tags = response_tags(self.cache_kind, getattr(self, "action", None), data)
+        set_cache_headers(request, response, tags)
         return response

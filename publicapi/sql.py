@@ -298,6 +298,22 @@ VIEWS_V6 = {
     "sqlite": VIEWS_V5["sqlite"],
 }
 
+
+# V7: a published record shows once its bytes are public (`bytes_public`, set by
+# catalog.visibility after every live image's original and renditions are in the public
+# store), so no URL the API shows fails to answer. Columns unchanged; V6 otherwise.
+def _views_v7(views: list[str]) -> list[str]:
+    views = list(views)
+    for index, alias in ((0, "r"), (2, "s")):
+        where = f"WHERE {alias}.status = 'published' AND {alias}.deleted_at IS NULL"
+        if where not in views[index]:
+            raise ValueError(f"V6's record view changed: {where!r} is not in it")
+        views[index] = views[index].replace(where, f"{where} AND {alias}.bytes_public")
+    return views
+
+
+VIEWS_V7 = {kind: _views_v7(views) for kind, views in VIEWS_V6.items()}
+
 # The views each publicapi migration leaves behind. After a `migrate` run that dropped the
 # views (publicapi/apps.py), the version of the newest applied migration comes back.
 BY_MIGRATION: dict[str, list[str] | dict[str, list[str]]] = {
@@ -307,6 +323,7 @@ BY_MIGRATION: dict[str, list[str] | dict[str, list[str]]] = {
     "0004_public_views_v4": VIEWS_V4,
     "0005_public_views_v5": VIEWS_V5,
     "0006_public_views_v6": VIEWS_V6,
+    "0007_public_views_v7": VIEWS_V7,
 }
 
 

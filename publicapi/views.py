@@ -175,6 +175,7 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
     ),
 )
 class RunwayViewSet(PublicRecordViewSet):
+    cache_kind = "runway"
     serializer_class = RunwaySerializer
     detail_serializer_class = RunwayDetailSerializer
     filterset_class = RunwayFilter
@@ -207,6 +208,7 @@ class RunwayViewSet(PublicRecordViewSet):
     ),
 )
 class StreetSnapViewSet(PublicRecordViewSet):
+    cache_kind = "street"
     serializer_class = StreetSnapSerializer
     detail_serializer_class = StreetSnapDetailSerializer
     filterset_class = StreetSnapFilter
@@ -241,6 +243,7 @@ class StreetSnapViewSet(PublicRecordViewSet):
     ),
 )
 class BrandViewSet(PublicReadOnlyViewSet):
+    cache_kind = "brand"
     serializer_class = BrandSerializer
     detail_serializer_class = BrandDetailSerializer
     filterset_class = BrandFilter
@@ -259,6 +262,8 @@ class BrandViewSet(PublicReadOnlyViewSet):
 
 class IndexView(PublicAPIView):
     """The home page in one call."""
+
+    cache_kind = "index"
 
     @extend_schema(
         tags=["home"],
@@ -286,6 +291,7 @@ class SimilarImagesView(PublicAPIView):
     """Public images of other albums, of either kind, that look like this one."""
 
     kind = "runway"
+    cache_kind = "similar"
 
     def get(self, request, pk: str):
         # More digits than any id: not public (and int() refuses past 4300 digits).

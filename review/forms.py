@@ -162,6 +162,17 @@ class ReasonForm(forms.Form):
     )
 
 
+class TakedownForm(ReasonForm):
+    delete = forms.BooleanField(
+        label="Also delete the album",
+        required=False,
+        help_text=(
+            "A deleted album stays in the archive for reference, but a crawler can never bring "
+            "its article back. Leave it unticked to keep it among the rejected albums."
+        ),
+    )
+
+
 class BrandAliasForm(forms.ModelForm):
     """One alias row of a brand's page. The alias is compared and saved with its whitespace
     folded, as brand resolution reads it (catalog.keys.fold_whitespace)."""

@@ -35,6 +35,9 @@ class ReviewEvent(models.Model):
         # Not a transition (from and to are both published): a field edit or an image
         # operation on an album the public sees, which no approve reviewed.
         EDIT = "edit", "Edited while published"
+        # A takedown request: the album (to rejected, maybe deleted) or one of its images
+        # leaves the public site, with who, when and why.
+        TAKEDOWN = "takedown", "Taken down"
 
     # Exactly one of the two records. PROTECT: a record with history is never hard-deleted
     # (records are soft-deleted), and a cascade would silently erase its history.

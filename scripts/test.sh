@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh requirements-dev.txt
 scripts/services.sh
 scripts/browser.sh
+scripts/varnish.sh
 
 export PATH="$PWD/.venv/bin:$PATH"
 unset DATABASE_URL REDIS_URL AWS_STORAGE_BUCKET_NAME INGEST_SECRETS

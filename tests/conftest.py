@@ -73,15 +73,22 @@ def hung_redis():
 @pytest.fixture(autouse=True)
 def _test_settings(settings, tmp_path):
     # Tests write media to a throwaway folder (plain HTTP: see the session fixture above).
+    # The embedded mode's stores: one private folder, the media route as its public face.
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_PUBLIC_COPIES = False
     settings.STORAGES = {
         **settings.STORAGES,
         "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": tmp_path / "media", "base_url": "/admin/media/"},
+        },
+        "public": {
             "BACKEND": "django.core.files.storage.FileSystemStorage",
             "OPTIONS": {"location": tmp_path / "media", "base_url": "/media/"},
         },
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+    settings.EDGE_PURGE_BACKEND = ""
 
 
 # --- Shared by the ingest, operations and scenario tests ------------------------------------------
@@ -130,6 +137,68 @@ def rq_queue(settings):
             redis.delete(key)
 
 
+# --- S3 (moto in server mode) --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def moto_s3():
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3_storage(settings, moto_s3):
+    """STORAGES["default"] and ["public"] on a fresh bucket of the moto server, as production
+    configures them."""
+    import boto3
+
+    bucket = f"archive-test-{uuid.uuid4().hex[:12]}"
+    options = {
+        "endpoint_url": moto_s3,
+        "access_key": "testing",
+        "secret_key": "testing",
+        "region_name": "us-east-1",
+    }
+    boto3.client(
+        "s3",
+        endpoint_url=moto_s3,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    ).create_bucket(Bucket=bucket)
+    # As production configures them: everything in the bucket, private, and the public
+    # copies under public/ in the same bucket (catalog.visibility).
+    settings.MEDIA_PUBLIC_COPIES = True
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                **options,
+                "bucket_name": bucket,
+                "querystring_auth": True,
+                "file_overwrite": True,
+            },
+        },
+        "public": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                **options,
+                "bucket_name": bucket,
+                "location": "public",
+                "querystring_auth": False,
+                "file_overwrite": True,
+            },
+        },
+    }
+    return bucket
+
+
 # --- The browser tests (tests/review/test_browser_*.py, tests/scenarios/) -------------------------
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package, installed by scripts/browser.sh
@@ -173,3 +242,21 @@ def browser_page(monkeypatch):
             # loop), so the test's queries used a connection of their own: close it here, or
             # it outlives the test database.
             connections.close_all()
+
+
+# --- Visibility: a folder of public copies (catalog.visibility) -------------------------------
+
+
+@pytest.fixture
+def public_copies(settings, tmp_path):
+    """The public store as a folder of copies, as PUBLIC_MEDIA_ROOT configures it: bytes move
+    there as albums are published and leave as they are withdrawn; /media/ serves it as it is."""
+    settings.MEDIA_PUBLIC_COPIES = True
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "public": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": tmp_path / "public", "base_url": "/media/"},
+        },
+    }
+    return tmp_path / "public"

@@ -11,7 +11,10 @@ from catalog.models import (
     Brand,
     BrandAlias,
     LegacyIdMap,
+    MediaChange,
+    MediaSweep,
     NotDuplicate,
+    PublicObject,
     Runway,
     RunwayImage,
     StoredObject,
@@ -56,6 +59,7 @@ class RunwayFactory(factory.django.DjangoModelFactory):
             published_at=factory.LazyFunction(timezone.now),
             reviewed_at=factory.LazyFunction(timezone.now),
             reviewer="editor",
+            bytes_public=True,
         )
 
 
@@ -95,6 +99,7 @@ class StreetSnapFactory(factory.django.DjangoModelFactory):
             published_at=factory.LazyFunction(timezone.now),
             reviewed_at=factory.LazyFunction(timezone.now),
             reviewer="editor",
+            bytes_public=True,
         )
 
 
@@ -200,3 +205,28 @@ class ReviewClaimFactory(factory.django.DjangoModelFactory):
     record_id = factory.LazyAttribute(lambda _: RunwayFactory().pk)
     user = factory.SubFactory(UserFactory)
     touched_at = factory.LazyFunction(timezone.now)
+
+
+class PublicObjectFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = PublicObject
+
+    key = factory.Sequence(_key)
+    confirmed = True
+    changed_at = factory.LazyFunction(timezone.now)
+
+
+class MediaChangeFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = MediaChange
+
+    kind = MediaChange.Kind.RUNWAY
+    record_id = factory.Sequence(lambda n: n + 1)
+    tags = factory.LazyAttribute(lambda o: [f"runway:{o.record_id}", "runways"])
+
+
+class MediaSweepFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = MediaSweep
+
+    started_at = factory.LazyFunction(timezone.now)

@@ -11,6 +11,7 @@ Callers import from here; the modules say where each write lives.
 """
 
 from catalog.services.curation import (
+    image_remove,
     image_soft_delete,
     images_copy_into,
     images_mark_not_duplicate,
@@ -56,6 +57,7 @@ __all__ = [
     "StaleRecord",
     "StreetSnapContent",
     "image_renditions_make",
+    "image_remove",
     "image_soft_delete",
     "images_copy_into",
     "images_mark_not_duplicate",

@@ -127,6 +127,21 @@ def image_soft_delete(
             "published album keeps at least one image. Nothing was deleted. To remove this "
             "image, unpublish the album first (Unpublish… on its page), then delete the image."
         )
+    return _image_delete(record, image)
+
+
+@transaction.atomic
+def image_remove(*, image: RecordImage, expected_version: int | None = None) -> Record:
+    """Soft-delete an image as a takedown does: without the curation check (review.services
+    checks the takedown permission) and whatever the album's status (a published album whose
+    last image goes is taken down first, by the caller)."""
+    record = record_lock(record=_record_of(image), expected_version=expected_version)
+    return _image_delete(record, _image_of(record, image.pk))
+
+
+def _image_delete(record: Record, image: Any) -> Record:
+    """Soft-delete a live image of a locked record; repair the groups, the cover and
+    image_count (image_soft_delete's docstring)."""
     image.deleted_at = timezone.now()
     image.save(update_fields=["deleted_at"])
     if isinstance(image, StreetSnapImage) and not image.is_detail:

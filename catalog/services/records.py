@@ -3,7 +3,9 @@
 Every write to an existing record runs in a transaction, locks the record row first
 (`record_lock`) and saves through `record_save`, which bumps `version`: two writers of one
 album (two editors, an editor and a re-crawl) take turns, and the admin can refuse an edit
-made on a page that was loaded before the write. The refusals every catalog write raises, and
+made on a page that was loaded before the write. `record_save` is also where a write the
+public may see is announced (catalog.visibility): the bytes move and the edge is purged after
+commit, whoever made the write. The refusals every catalog write raises, and
 who may curate a record (`record_check_may_curate`), live here too.
 """
 
@@ -24,6 +26,7 @@ from catalog.models import (
     StreetSnap,
     StreetSnapImage,
 )
+from catalog.visibility import bytes_public_on_save, is_public, record_change_note
 
 # --- Refusals ----------------------------------------------------------------------------------
 
@@ -91,10 +94,14 @@ def record_lock[R: Record](*, record: R, expected_version: int | None = None) ->
         raise RecordStateError(f"“{locked}” is deleted; it cannot be changed.")
     if expected_version is not None and locked.version != expected_version:
         raise StaleRecord(locked, expected_version)
+    # What the public saw before this write: record_save announces a change it may see.
+    locked._public_when_locked = is_public(locked)  # type: ignore[attr-defined]
     return locked
 
 
-def record_save[R: Record](*, record: R, fields: Iterable[str], refuse_taken_key: bool = True) -> R:
+def record_save[R: Record](
+    *, record: R, fields: Iterable[str], refuse_taken_key: bool = True, announce: bool = False
+) -> R:
     """Save `fields` of a locked record and bump its version.
 
     With `refuse_taken_key` (the editors' writes), an entity-key collision (another live
@@ -103,6 +110,12 @@ def record_save[R: Record](*, record: R, fields: Iterable[str], refuse_taken_key
     half-applied. The ingest pipeline passes False: for a job, a key violation means another
     job won the race, and the pipeline needs the IntegrityError itself to end as skipped.
     """
+    fields = list(fields)
+    if "status" in fields or "deleted_at" in fields:
+        # A record that leaves the public stops showing with this write; one that joins it
+        # shows once its bytes are public (catalog.visibility).
+        record.bytes_public = bytes_public_on_save(record)
+        fields.append("bytes_public")
     record.version = F("version") + 1
     update_fields = [*fields, "version", "updated_at"]
     if refuse_taken_key:
@@ -115,6 +128,11 @@ def record_save[R: Record](*, record: R, fields: Iterable[str], refuse_taken_key
         record.save(update_fields=update_fields)
     if not isinstance(record.version, int):  # backends without UPDATE ... RETURNING
         record.refresh_from_db(fields=["version"])
+    # Every write to an album the public saw or will see moves its bytes and purges the edge,
+    # after commit (an outbox row in this transaction: catalog.visibility).
+    # (`announce`: whatever the public saw.)
+    if announce or getattr(record, "_public_when_locked", True) or is_public(record):
+        record_change_note(record)
     return record
 
 

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.core.files.storage import Storage, default_storage
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from catalog import edge
 from catalog.imaging import RenderError, render
 from catalog.models import (
     IMAGE_MODELS,
@@ -35,6 +36,7 @@ from catalog.models import (
 )
 from catalog.storage import rendition_key, rendition_put
 from catalog.text import truncate
+from catalog.visibility import keys_sync, media_change_note
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +115,14 @@ def image_renditions_make(
     # Only now, with every object in storage. sha1 is filled for legacy rows that had none
     # (their renditions' keys come from it).
     with db_lock:
+        # An image a published album shows: its renditions go to the public store before the
+        # row lists them, so no URL the API shows fails to answer (catalog.visibility).
+        synced = keys_sync([str(r["key"]) for r in renditions])
+        if synced.failed:
+            error = next(iter(synced.failed.values()))
+            return _transient(
+                image, f"making a rendition public: {error}", final_attempt, nullcontext()
+            )
         type(image).objects.filter(pk=image.pk).update(
             sha1=sha1,
             renditions=renditions,
@@ -121,6 +131,16 @@ def image_renditions_make(
             rendition_status=Status.DONE,
             rendition_error="",
         )
+        if synced.published:
+            # The detail now offers them: the edge forgets the one it keeps.
+            kind = "runway" if isinstance(image, RunwayImage) else "street"
+            record_id = getattr(image, IMAGE_PARENT_FIELD[kind])
+            media_change_note(
+                kind=kind,
+                record_id=record_id,
+                tags=edge.record_tags(kind, record_id),
+                bytes_done=True,
+            )
     return "done", ""
 
 

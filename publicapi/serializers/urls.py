@@ -39,7 +39,9 @@ _url_prefixes: dict[Storage, str | None] = {}  # None: this storage's URLs are n
 
 
 def storage_url(key: str) -> str:
-    """``default_storage.url(key)``, without asking the storage for each image of a page.
+    """The public store's URL of ``key`` (``storages["public"]``: a copy of exactly the
+    public bytes, or the media route that answers from the database), without asking the
+    storage for each image of a page.
 
     The local media folder and a bucket or CDN with plain URLs give the same prefix before
     every key; it is worked out once per storage, from the URL of a probe key, and a plain
@@ -48,7 +50,7 @@ def storage_url(key: str) -> str:
     URLs (a query string that changes per key), and keys that are not plain, are asked of the
     storage each time.
     """
-    storage = storages["default"]
+    storage = storages["public"]
     try:
         prefix = _url_prefixes[storage]
     except KeyError:

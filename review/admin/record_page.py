@@ -69,6 +69,8 @@ def review_context(modeladmin, request, obj: Record, token: str) -> dict[str, An
         "approve_url": queued("approve"),
         "reject_url": queued("reject"),
         "unpublish_url": queued("unpublish"),
+        "can_take_down": modeladmin.has_takedown_permission(request, obj),
+        "takedown_url": queued("takedown"),
         "history": history,
         "recrawled": last if last is not None and last.recrawl and pending else None,
         "ingest_job_url": ingest_job_url(obj.ingest_job_id),

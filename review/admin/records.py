@@ -31,7 +31,7 @@ from review.admin.filters import (
 )
 from review.admin.queue import next_in_queue, queue_ids, with_queue
 from review.admin.record_list import QueueChangeList, RecordChangeList, status_tabs
-from review.admin.views import claims, compare, curation, repeats, transitions
+from review.admin.views import claims, compare, curation, repeats, takedown, transitions
 from review.admin.views.curation import ImageOperation
 from review.conflicts import loaded_token
 from review.forms import RecordForm
@@ -42,6 +42,7 @@ from review.services import (
     image_delete,
     image_detach,
     image_make_cover,
+    takedown_permission_name,
     transition_permission_name,
 )
 
@@ -114,6 +115,11 @@ class RecordAdmin(admin.ModelAdmin):
                 name=f"{prefix}_compare",
             ),
             path(
+                "<path:object_id>/images/<int:image_id>/takedown/",
+                view(takedown.take_down_image),
+                name=f"{prefix}_takedownimage",
+            ),
+            path(
                 "<path:object_id>/images/<int:image_id>/<slug:operation>/",
                 view(curation.image_operation),
                 name=f"{prefix}_image",
@@ -132,6 +138,7 @@ class RecordAdmin(admin.ModelAdmin):
                 {"action": Action.UNPUBLISH},
                 name=f"{prefix}_unpublish",
             ),
+            path("<path:object_id>/takedown/", view(takedown.take_down), name=f"{prefix}_takedown"),
             path("<path:object_id>/skip/", view(claims.skip), name=f"{prefix}_skip"),
             path("<path:object_id>/claim/", view(claims.claim), name=f"{prefix}_claim"),
             *super().get_urls(),
@@ -161,6 +168,9 @@ class RecordAdmin(admin.ModelAdmin):
 
     def has_reject_permission(self, request, obj=None) -> bool:
         return request.user.has_perm(transition_permission_name(self.model, Action.REJECT))
+
+    def has_takedown_permission(self, request, obj=None) -> bool:
+        return request.user.has_perm(takedown_permission_name(self.model))
 
     def has_change_permission(self, request, obj=None) -> bool:
         # A published album is on the public site: changing its fields or images needs the

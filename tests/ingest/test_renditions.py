@@ -13,6 +13,7 @@ from rq import SimpleWorker
 from catalog.models import Runway, RunwayImage
 from catalog.services import renditions
 from catalog.services.renditions import record_renditions_make
+from catalog.visibility import media_sweep
 from ingest import thread_pool
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
@@ -139,15 +140,17 @@ def test_on_s3_renditions_carry_their_headers_and_public_urls_answer(
     s3_storage, moto_s3, image_server, client
 ):
     # Given an album ingested into the bucket with its renditions (in-process), then published
+    # (by SQL: the sweep moves its bytes)
     accept([image_server.add("/big.jpg", jpeg("astronaut", size=1300))])
     assert thread_pool.wait_idle(timeout=120)
     runway = Runway.objects.get()
     Runway.objects.filter(pk=runway.pk).update(status="published")
+    media_sweep()
 
     # When the frontend reads the public detail
     detail = client.get(f"/api/v1/runways/{runway.pk}/").json()
 
-    # Then each rendition is an object with the immutable headers, and its URL answers
+    # Then each rendition is a private object, and a public copy with the public headers
     [image] = detail["images"]
     assert [r["width"] for r in image["renditions"]] == [400, 1200]
     s3 = boto3.client(
@@ -159,9 +162,13 @@ def test_on_s3_renditions_carry_their_headers_and_public_urls_answer(
     )
     for rendition in RunwayImage.objects.get().renditions:
         head = s3.head_object(Bucket=s3_storage, Key=rendition["key"])
-        assert head["ContentType"] == "image/webp"
-        assert head["CacheControl"] == "public, max-age=31536000, immutable"
-    # Public reads, as the archive's bucket (or its CDN) allows them.
+        assert (head["ContentType"], head["CacheControl"]) == (
+            "image/webp",
+            "private, max-age=3600",
+        )
+        head = s3.head_object(Bucket=s3_storage, Key=f"public/{rendition['key']}")
+        assert (head["ContentType"], head["CacheControl"]) == ("image/webp", "public, max-age=600")
+    # Public reads of the public copies, as the archive's bucket (or its CDN) allows them.
     s3.put_bucket_policy(
         Bucket=s3_storage,
         Policy=json.dumps(
@@ -172,7 +179,7 @@ def test_on_s3_renditions_carry_their_headers_and_public_urls_answer(
                         "Effect": "Allow",
                         "Principal": "*",
                         "Action": "s3:GetObject",
-                        "Resource": f"arn:aws:s3:::{s3_storage}/*",
+                        "Resource": f"arn:aws:s3:::{s3_storage}/public/*",
                     }
                 ],
             }

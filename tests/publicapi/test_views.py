@@ -172,10 +172,11 @@ def test_a_cover_that_is_not_a_live_image_of_the_record_is_null(client):
 
 
 def test_image_urls_come_from_the_storage_absolute_as_they_are(client, settings):
-    # A bucket behind a CDN: the storage's URL is already absolute and is kept as it is.
+    # The public store, a bucket behind a CDN: the storage's URL is already absolute and is
+    # kept as it is.
     settings.STORAGES = {
         **settings.STORAGES,
-        "default": {
+        "public": {
             "BACKEND": "storages.backends.s3.S3Storage",
             "OPTIONS": {
                 "bucket_name": "archive-media",

@@ -1,9 +1,9 @@
 """The leak-proof guarantee, as a property: over random sets of records and images in every
 status and deletion state, every list and detail endpoint shows exactly the published, live
-records and the live images of those records; anything else is a 404. Search, facet counts
-and similar images likewise: every image here has the same perceptual hash (a third of them
-a legacy one, never compared), so each public image's similar images are exactly the public
-images of other albums with a comparable hash.
+records whose bytes are public and the live images of those records; anything else is a 404.
+Search, facet counts and similar images likewise: every image here has the same perceptual
+hash (a third of them a legacy one, never compared), so each public image's similar images
+are exactly the public images of other albums with a comparable hash.
 
 The expectation is computed here from the base tables, independently of the views."""
 
@@ -63,6 +63,8 @@ street_images = st.lists(
 record = {
     "status": STATUSES,
     "deleted": st.booleans(),
+    # Whether its bytes were made public (catalog.visibility): a published record shows only then.
+    "bytes_public": st.booleans(),
     "published_at": PUBLISHED_AT,
     "cover": COVER,
 }
@@ -85,6 +87,7 @@ def build(runway_specs, snap_specs):
             "status": spec["status"],
             "deleted_at": now if spec["deleted"] else None,
             "published_at": None if minutes is None else now - timedelta(minutes=minutes),
+            "bytes_public": spec["bytes_public"],
         }
 
     def cover(spec, images, foreign):
@@ -144,7 +147,9 @@ def newest_first(records):
 
 def expected(model, image_model, fk: str):
     """The published live records, newest first, and each one's live images in order."""
-    public = newest_first(model.objects.filter(status="published", deleted_at=None))
+    public = newest_first(
+        model.objects.filter(status="published", deleted_at=None, bytes_public=True)
+    )
     images = {
         record.pk: list(
             image_model.objects.filter(**{fk: record}, deleted_at=None).order_by("sort_order", "id")

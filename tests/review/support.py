@@ -50,6 +50,7 @@ def store_photo(name: str, key: str) -> str:
 EDITORS_GROUP_MIGRATIONS = [
     ("0002_editors_group", "create_editors_group"),
     ("0004_editors_delete_brand_aliases", "grant_delete_brand_alias"),
+    ("0007_takedown", "grant_takedown"),
 ]
 
 

@@ -156,7 +156,7 @@ def test_a_keyboard_only_review_of_a_60_look_show(live_server, browser_page):
     expect(page.locator("#review-lightbox")).to_be_visible()
     # (a photo narrower than 400 px: shown as it is, here as in its tile)
     expect(page.locator("#review-lightbox img")).to_have_js_property(
-        "src", f"{live_server.url}/media/{images[1].storage_key}"
+        "src", f"{live_server.url}/admin/media/{images[1].storage_key}"
     )
     page.keyboard.press("Escape")
     expect(page.locator("#review-lightbox")).to_be_hidden()

@@ -56,6 +56,10 @@ def grid_context(modeladmin, request, obj: Record) -> dict[str, Any]:
         ),
         "compare": compare_url(request, obj, IMAGE_ID),
     }
+    if modeladmin.has_takedown_permission(request, obj):
+        urls["takedown"] = with_queue(
+            modeladmin, request, admin_url(obj, "takedownimage", obj.pk, IMAGE_ID)
+        )
     tiles = {image.pk: tile(modeladmin, obj, image, urls) for image in images}
     flagged = [image for image in images if image.is_duplicate]
     return {
@@ -106,6 +110,7 @@ def tile(modeladmin, obj: Record, image: RecordImage, urls: dict[str, str]) -> d
         "thumb_is_original": thumbnail_is_original(image),
         "rendition_note": rendition_note(image),
         "compare_url": urls["compare"].replace(f"/{IMAGE_ID}/", pk) if dup_name else "",
+        "takedown_url": urls["takedown"].replace(f"/{IMAGE_ID}/", pk) if "takedown" in urls else "",
         "is_cover": obj.cover_id == image.pk,
         "dup_url": dup_url,
         "dup_name": dup_name,

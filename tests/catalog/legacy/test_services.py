@@ -324,3 +324,31 @@ def test_an_unnormalisable_season_code_stops_the_run_and_writes_nothing():
     assert not result.written
     assert any("every row fits the catalog" in failure for failure in result.failures)
     assert Runway.objects.count() == LegacyIdMap.objects.count() == 0
+
+
+def test_published_rows_show_once_their_bytes_are_public(public_copies):
+    # The legacy objects are already in the (private) store, under their own keys.
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
+
+    from catalog.models import MediaChange
+    from catalog.visibility import media_changes_process
+    from publicapi.models import PublicRunway
+
+    legacy = archive(
+        record(RUNWAYS, 1),
+        record(RUNWAY_DRAFTS, 2, PENDING),
+        images=[(RUNWAYS, image(1, 1)), (RUNWAY_DRAFTS, image(2, 2))],
+    )
+    result = legacy_archive_migrate(source=legacy, dry_run=False)
+    assert result.ok and result.written, result.failures
+    published = Runway.objects.get(status="published")
+    for key in published.images.values_list("storage_key", flat=True):
+        default_storage.save(key, ContentFile(b"\xff\xd8legacy"))
+
+    # A change per published record, written with them; hidden until the job moves its bytes.
+    assert list(MediaChange.objects.values_list("record_id", flat=True)) == [published.pk]
+    assert not PublicRunway.objects.exists()
+    media_changes_process()
+    assert list(PublicRunway.objects.values_list("id", flat=True)) == [published.pk]
+    assert (public_copies / published.images.get().storage_key).exists()

@@ -1,6 +1,8 @@
 """Image URLs (publicapi.serializers.urls): what the storage itself gives for every key,
 without asking it for each one."""
 
+import re
+
 import pytest
 from django.core.files.storage import storages
 from hypothesis import given
@@ -65,10 +67,16 @@ STORAGE_CASES = {
 }
 
 
+# A signed URL carries the second it was signed at, and a signature over it: two signed a
+# second apart differ there and only there.
+_SIGNING = re.compile(r"(X-Amz-Date|X-Amz-Signature|Expires|Signature)=[^&]*")
+
+
 def outcome(url, key):
-    """The URL, or the kind of error (a bucket refuses an empty key)."""
+    """The URL (its signing time and signature masked), or the kind of error (a bucket refuses
+    an empty key)."""
     try:
-        return url(key)
+        return _SIGNING.sub(r"\1=…", url(key))
     except Exception as exc:  # noqa: BLE001 - compared, not handled
         return type(exc)
 
@@ -76,24 +84,24 @@ def outcome(url, key):
 @pytest.mark.parametrize("case", STORAGE_CASES)
 def test_image_urls_are_what_the_storage_gives(settings, case):
     backend, media_url = STORAGE_CASES[case]
-    settings.STORAGES = {**settings.STORAGES, "default": backend}
+    settings.STORAGES = {**settings.STORAGES, "public": backend}
     if media_url is not None:
         settings.MEDIA_URL = media_url
 
     @given(key=KEYS)
     @fuzz_settings(max_examples=150, deadline=None)
     def same(key):
-        assert outcome(public.storage_url, key) == outcome(storages["default"].url, key)
+        assert outcome(public.storage_url, key) == outcome(storages["public"].url, key)
 
     same()
     plain = "renditions/0f1e/400.webp"
-    assert public.storage_url(plain) == storages["default"].url(plain)
+    assert outcome(public.storage_url, plain) == outcome(storages["public"].url, plain)
 
 
 def test_a_changed_media_url_is_seen_at_once(settings):
     settings.STORAGES = {
         **settings.STORAGES,
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "public": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     }
     settings.MEDIA_URL = "/media/"
     before = public.storage_url("originals/ab/1.jpg")

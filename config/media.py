@@ -1,0 +1,70 @@
+"""Django's own media routes, for the local store (the embedded mode has no other server):
+
+- ``MEDIA_URL`` (``/media/``), anonymous: without a folder of public copies it answers from
+  the database at each request (catalog.visibility.key_is_public: a published, live record
+  shows the object), else from that folder as it is;
+- ``PRIVATE_MEDIA_URL`` (``/admin/media/``), editors only: any object of the private store,
+  for the admin's tiles of pending and rejected albums.
+
+Both say how long a cache may keep the answer; a refusal is never stored (a 404 becomes a 200
+when an editor publishes).
+"""
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseBase, HttpResponseForbidden
+from django.utils.cache import patch_cache_control
+from django.views.static import serve
+
+from catalog import edge
+from catalog.visibility import key_is_public, public_storage
+
+FAVICON = Path(__file__).with_name("favicon.ico")
+
+
+def public_media(request, path: str) -> HttpResponseBase:
+    if settings.MEDIA_PUBLIC_COPIES:
+        # The folder holds exactly the public copies: what is there is public.
+        root = public_storage().location  # type: ignore[attr-defined]  # a FileSystemStorage
+    elif key_is_public(path):
+        root = default_storage.location  # type: ignore[attr-defined]  # a FileSystemStorage
+    else:
+        return _refused(Http404)
+    try:
+        response = serve(request, path, document_root=root)
+    except Http404:
+        return _refused(Http404)
+    patch_cache_control(response, public=True, max_age=settings.MEDIA_CACHE_SECONDS)
+    if edge.purge_enabled():
+        # Every change of what the public sees purges the edge (catalog.edge).
+        patch_cache_control(response, s_maxage=settings.EDGE_CACHE_SECONDS)
+    return response
+
+
+def private_media(request, path: str) -> HttpResponseBase:
+    if not (request.user.is_authenticated and request.user.is_staff):
+        return _refused(HttpResponseForbidden)
+    location = getattr(default_storage, "location", None)
+    try:
+        if location is not None:
+            response = serve(request, path, document_root=location)
+        else:  # another store behind this route: stream it
+            response = FileResponse(default_storage.open(path, "rb"))
+    except (Http404, FileNotFoundError):
+        return _refused(Http404)
+    patch_cache_control(response, private=True, max_age=3600)
+    return response
+
+
+def favicon(request) -> HttpResponse:
+    response = HttpResponse(FAVICON.read_bytes(), content_type="image/x-icon")
+    patch_cache_control(response, public=True, max_age=86400)
+    return response
+
+
+def _refused(kind) -> HttpResponse:
+    response = HttpResponse(status=404) if kind is Http404 else kind("editors only\n")
+    patch_cache_control(response, no_store=True)
+    return response
