@@ -48,10 +48,10 @@ def ingest_jobs_reconcile(*, now: datetime | None = None) -> ReconcileResult:
        database, so neither a Redis outage nor a Redis that came back empty makes a healthy
        execution look dead.
     2. A queued or stale job that is not on the queue - it never reached Redis (down at
-       accept time), Redis lost it (a restart without persistence), or a worker took it and
-       died before the pipeline claimed it - is enqueued again. Jobs younger than
-       INGEST_RECONCILE_GRACE_SECONDS are left alone: their on-commit enqueue may still be
-       under way.
+       accept time), Redis lost it (a restart without persistence), a worker took it and
+       died before the pipeline claimed it, or its rq retry is overdue with no scheduler to
+       move it - is enqueued again. Jobs younger than INGEST_RECONCILE_GRACE_SECONDS are
+       left alone: their on-commit enqueue may still be under way.
     """
     now = now or timezone.now()
     result = ReconcileResult()
