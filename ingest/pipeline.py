@@ -178,8 +178,8 @@ def _once_the_database_answers[T](claim: Claim, write: Callable[[], T]) -> T:
                 raise
             if tries == 1:  # a fresh connection failed too: the database is away
                 logger.warning(
-                    "ingest job %s: database unavailable; handing the job back once it is "
-                    "back (for up to %ss)",
+                    "ingest job %s: database unavailable; recording how the attempt ended "
+                    "once it is back (trying for up to %ss)",
                     claim.job_id,
                     patience,
                 )
