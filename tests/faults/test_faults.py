@@ -223,7 +223,14 @@ def test_a_retry_outlives_the_worker_holding_the_scheduler_lock(rig_for):
     status, accepted = rig.post(album)
     assert status == 202
     job = IngestJob.objects.filter(pk=accepted["job_id"])
-    wait_for(lambda: job.filter(status="queued", attempts=1).exists(), timeout=60, what="attempt 1")
+    client = redis.Redis.from_url(rig.redis.url)
+
+    def retry_scheduled() -> bool:
+        score = client.zscore(f"rq:scheduled:{rig.queue}", rq_job_id(accepted["job_id"]))
+        return score is not None
+
+    wait_for(retry_scheduled, timeout=60, what="the retry")
+    assert job.filter(status="queued", attempts=1).exists()
 
     # When the worker holding rq's scheduler lock is SIGKILLed before the retry is due (its
     # lock lives on for a minute; the other worker would try to take it in 10 minutes).
@@ -231,10 +238,8 @@ def test_a_retry_outlives_the_worker_holding_the_scheduler_lock(rig_for):
     holder = rig.scheduler_holder()
     assert holder is not None
     rig.kill_worker(holder)
-    scheduled = redis.Redis.from_url(rig.redis.url).zscore(
-        f"rq:scheduled:{rig.queue}", rq_job_id(accepted["job_id"])
-    )
-    assert scheduled is not None, "the retry was no longer waiting for a scheduler"
+    assert retry_scheduled(), "the retry was no longer waiting for a scheduler"
+    client.close()
 
     # Then, with reconcile running as cron would, the retry runs all the same, in bounded time.
     def finished() -> bool:
