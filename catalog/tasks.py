@@ -18,9 +18,10 @@ from catalog.services import record_renditions_make
 logger = logging.getLogger(__name__)
 
 
-def run_renditions(kind: str, record_id: int) -> str:
-    """Make the renditions of one album's images (the follow-up of its ingest job), on an rq
-    worker or the embedded mode's background thread (every run its last attempt).
+def run_renditions(kind: str, record_id: int, force: bool = False) -> str:
+    """Make the renditions of one album's images (the follow-up of its ingest job, the
+    catch-up's, or a backfill's: ``force`` makes them again), on an rq worker or the embedded
+    mode's background thread (every run its last attempt).
 
     A storage error raises while rq has retries left (catalog.services.renditions.Transient),
     so rq retries with backoff; the images already done are skipped then. On the last attempt
@@ -30,7 +31,9 @@ def run_renditions(kind: str, record_id: int) -> str:
     try:
         rq_job = get_current_job()
         final_attempt = rq_job is None or not rq_job.retries_left
-        tally = record_renditions_make(kind=kind, record_id=record_id, final_attempt=final_attempt)
+        tally = record_renditions_make(
+            kind=kind, record_id=record_id, force=force, final_attempt=final_attempt
+        )
         return (
             f"done {tally.done}, skipped {tally.skipped}, original missing {tally.missing}, "
             f"failed {tally.failed}"
