@@ -10,10 +10,13 @@ from rq.job import Job
 RUN_RENDITIONS = "catalog.tasks.run_renditions"
 
 
-def renditions_job_enqueue(*, kind: str, record_id: int, force: bool = False) -> Job:
+def renditions_job_enqueue(
+    *, kind: str, record_id: int, force: bool = False, at_front: bool = False
+) -> Job:
     """Put the renditions job of one album on RENDITIONS_QUEUE, retried with backoff on
     storage errors (INGEST_RETRY_INTERVALS). ``force`` makes them again for images that have
-    them. Raises redis' errors: the caller decides what a lost enqueue means."""
+    them; ``at_front``: before the albums waiting (the rest of one a job left for ingest).
+    Raises redis' errors: the caller decides what a lost enqueue means."""
     intervals = settings.INGEST_RETRY_INTERVALS
     # (kind, record_id) as before unless forced: the jobs read the same on either side of a
     # deployment.
@@ -24,4 +27,5 @@ def renditions_job_enqueue(*, kind: str, record_id: int, force: bool = False) ->
         retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
         job_timeout=settings.INGEST_JOB_TIMEOUT,
         description=f"renditions of {kind} {record_id}" + (" (again)" if force else ""),
+        at_front=at_front,
     )

@@ -90,3 +90,74 @@ def test_renditions_jobs_left_on_the_ingest_queue_still_run(rq_queue, renditions
 
     for runway in runways:
         assert set(runway.images.values_list("rendition_status", flat=True)) == {"done"}
+
+
+def test_a_renditions_job_steps_aside_for_an_ingest_job_that_arrives_meanwhile(
+    rq_queue, renditions_queue, settings, monkeypatch
+):
+    from rq import SimpleWorker
+
+    from catalog.services import renditions
+
+    # Given an album of three images whose renditions job a worker starts, one image at a
+    # time, and an ingest job arriving while it renders the first image
+    settings.RENDITION_THREADS = 1
+    runway = RunwayFactory()
+    for _ in range(3):
+        stored_image(runway=runway)
+    assert renditions_enqueue(kind="runway", record_id=runway.pk)
+    [first] = renditions_queue.get_jobs()
+    arrived = []
+    real_put = renditions.rendition_put
+
+    def put(**kwargs):
+        if not arrived:
+            arrived.append(rq_queue.enqueue("os.getpid", description="a new album's job"))
+        real_put(**kwargs)
+
+    monkeypatch.setattr(renditions, "rendition_put", put)
+
+    # When the worker serving both queues runs until they are empty
+    worker = SimpleWorker([rq_queue, renditions_queue], connection=rq_queue.connection)
+    worker.work(burst=True)
+
+    # Then the renditions job stopped after the image in hand and put the rest of the album
+    # back; the ingest job ran next, and then the rest, as a job of its own
+    first.refresh()
+    assert first.return_value() == (
+        "done 1, skipped 0, original missing 0, failed 0; "
+        "2 left to a new job, after the waiting ingest"
+    )
+    ingest = arrived[0]
+    ingest.refresh()
+    rest = [
+        job
+        for job in Job.fetch_many(
+            renditions_queue.finished_job_registry.get_job_ids(),
+            connection=rq_queue.connection,
+        )
+        if job.id != first.id
+    ]
+    assert len(rest) == 1 and rest[0].args == ("runway", runway.pk)
+    assert first.ended_at <= ingest.started_at < rest[0].started_at
+    assert rest[0].return_value() == "done 2, skipped 1, original missing 0, failed 0"
+    assert set(runway.images.values_list("rendition_status", flat=True)) == {"done"}
+
+
+def test_a_worker_serving_only_renditions_does_not_step_aside(rq_queue, renditions_queue, settings):
+    from rq import SimpleWorker
+
+    # Given an ingest job waiting that this worker does not serve
+    settings.RENDITION_THREADS = 1
+    runway = RunwayFactory()
+    for _ in range(2):
+        stored_image(runway=runway)
+    rq_queue.enqueue("os.getpid")
+    assert renditions_enqueue(kind="runway", record_id=runway.pk)
+    [job] = renditions_queue.get_jobs()
+
+    SimpleWorker([renditions_queue], connection=rq_queue.connection).work(burst=True)
+
+    job.refresh()
+    assert job.return_value() == "done 2, skipped 0, original missing 0, failed 0"
+    assert rq_queue.count == 1
