@@ -22,7 +22,7 @@ postgres: a database of its own, dropped at the end; BENCH_REDIS_URL, default
 redis://127.0.0.1:6379/3: queues of its own). The machine is shared and noisy: read the
 before/after ratios measured side by side, not absolute times.
 
-Run: .venv/bin/python bench/burst.py   (BENCH_ALBUMS=10 BENCH_PHOTOS=60 BENCH_BACK_TO_BACK=4)
+Run: .venv/bin/python -u bench/burst.py   (BENCH_ALBUMS=10 BENCH_PHOTOS=60 BENCH_BACK_TO_BACK=4)
 """
 
 from __future__ import annotations
@@ -288,7 +288,12 @@ def _load() -> str:
 
 
 def main() -> None:
+    import signal
+
     import psycopg
+
+    # A terminated run still stops its processes and drops its database (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
     redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")
