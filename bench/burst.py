@@ -22,7 +22,8 @@ postgres: a database of its own, dropped at the end; BENCH_REDIS_URL, default
 redis://127.0.0.1:6379/3: queues of its own). The machine is shared and noisy: read the
 before/after ratios measured side by side, not absolute times.
 
-Run: .venv/bin/python -u bench/burst.py   (BENCH_ALBUMS=10 BENCH_PHOTOS=60 BENCH_BACK_TO_BACK=4)
+Run: .venv/bin/python -u bench/burst.py   (BENCH_ALBUMS=10 BENCH_PHOTOS=60 BENCH_BACK_TO_BACK=4;
+BENCH_PARTS=1: part 1 only)
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from bench.hash_bench import SPEED_PHOTOS, runway_jpeg  # noqa: E402
 BURST = int(os.environ.get("BENCH_ALBUMS", "10"))
 PHOTOS = int(os.environ.get("BENCH_PHOTOS", "60"))
 BACK_TO_BACK = int(os.environ.get("BENCH_BACK_TO_BACK", "4"))
+PARTS = os.environ.get("BENCH_PARTS", "1,2")
 SECRET = "whsec_" + "YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWE="
 ROUTINGS = ("before", "after")
 
@@ -338,21 +340,22 @@ def main() -> None:
             f"CPUs; load average before: {_load()}"
         )
 
+        alone = None
         print(f"\n1. Back to back, one worker: {BACK_TO_BACK} albums, each POSTed once the one")
         print("   before succeeded. POST -> succeeded per album, s (x the first's):")
-        for routing in ROUTINGS:
+        for routing in ROUTINGS if "1" in PARTS else ():
             times = bench.back_to_back(routing)
             ratios = " ".join(f"{t:.2f} ({t / times[0]:.2f}x)" for t in times)
             worst = max(times[1:]) / times[0] if len(times) > 1 else 1.0
             print(f"   {routing:<7} {ratios}; worst after the first {worst:.2f}x")
-            alone = times[0] if routing == "after" else None
+            alone = times[0] if routing == "after" else alone
         print(f"   load average: {_load()}")
 
         print(f"\n2. A burst of {BURST} albums POSTed at once; seconds from POST, over the albums:")
         print(f"   {'':<18}{'to succeeded':^23}  {'to renditions made':^23}")
         print(f"   {'':<18}{'p50    p95    max':>21}  {'p50    p95    max':>21}")
         results: dict[tuple[str, int], list[tuple[float, float]]] = {}
-        for workers in (1, 2):
+        for workers in (1, 2) if "2" in PARTS else ():
             for routing in ROUTINGS:
                 results[routing, workers] = runs = bench.burst(routing, workers)
                 label = f"{workers} worker{'s' if workers > 1 else ''}, {routing}"
