@@ -71,6 +71,9 @@ def ingest_job_enqueue(*, job_id: int) -> bool:
             # finished, and does nothing (ingest_job_claim).
             pipe.multi()
             pipe.lrem(queue.key, 0, rq_job_id(job_id))
+            # A retry rq scheduled and no scheduler moved (reconcile's overdue ones) is
+            # enqueued here instead, not by a scheduler that comes back as well.
+            pipe.zrem(queue.scheduled_job_registry.key, rq_job_id(job_id))
             queue.enqueue(
                 RUN_INGEST_JOB,
                 job_id,

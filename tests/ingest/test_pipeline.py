@@ -683,6 +683,39 @@ def test_a_database_error_is_retried(acme, photos, monkeypatch):
     assert not Runway.objects.exists()
 
 
+def test_a_database_away_for_a_while_gets_the_job_handed_back_once_it_is_back(
+    acme, photos, monkeypatch, settings
+):
+    # Given a job whose write fails because the database went away, and stays away for three
+    # more tries of the hand-back (a fresh connection, then two pauses).
+    settings.INGEST_WORKER_HEARTBEAT_SECONDS = 30
+    real_release = pipeline.ingest_job_release
+    tries = []
+
+    def gone(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    def away_then_back(**kwargs):
+        tries.append(1)
+        if len(tries) <= 3:
+            raise OperationalError("connection refused")
+        return real_release(**kwargs)
+
+    monkeypatch.setattr(writing, "_new_images", gone)
+    monkeypatch.setattr(pipeline, "ingest_job_release", away_then_back)
+    job = submit(runway_album(photos[:1]))
+
+    # When it runs, rq gets the database error for its retry...
+    with pytest.raises(OperationalError):
+        pipeline.run_job(job.pk, final_attempt=False)
+
+    # ...once the job was handed back: the retry finds it queued, not under a live lease.
+    job.refresh_from_db()
+    assert len(tries) == 4
+    assert (job.status, job.attempts) == ("queued", 1)
+    assert "database error" in job.error
+
+
 def test_a_bug_fails_the_job_readably_and_is_not_retried(acme, photos, monkeypatch):
     def bug(*args, **kwargs):
         raise KeyError("oops")
@@ -788,8 +821,11 @@ def test_an_attempt_cut_off_by_the_job_timeout_hands_back_what_it_stored(acme, i
     assert Runway.objects.get().image_count == 2
 
 
-def test_a_timeout_that_broke_the_connection_still_reaches_rq(acme, photos, monkeypatch):
-    # rq's alarm can interrupt a query; handing the job back may then fail as well.
+def test_a_timeout_that_broke_the_connection_still_reaches_rq(acme, photos, monkeypatch, settings):
+    # rq's alarm can interrupt a query; handing the job back may then fail as well, here for
+    # longer than the lease lives (3 x 1 s).
+    settings.INGEST_WORKER_HEARTBEAT_SECONDS = 1
+
     def too_slow(urls, **kwargs):
         raise JobTimeoutException("Task exceeded maximum timeout value (900 seconds)")
 
