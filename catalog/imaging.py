@@ -35,16 +35,32 @@ _UNBOUNDED = 10_000_000  # thumbnail() fits a box: only the width may bind
 
 # Only these loaders may ever run, whatever the bytes claim: the originals were checked as
 # JPEG/PNG/WebP/GIF at ingest, and libvips' other loaders (SVG, PDF, TIFF, HEIF...) are a
-# parser surface a rendition has no use for.
-_LOADERS = (
-    "VipsForeignLoadJpeg",
-    "VipsForeignLoadPng",
-    "VipsForeignLoadWebp",
-    "VipsForeignLoadGif",
-)
+# parser surface a rendition has no use for. Named by the operation (the nickname is stable),
+# and unblocked by the class that implements it in the libvips in use: the class names move
+# between builds (GIFs are VipsForeignLoadNsgifBuffer since libvips 8.11, PNGs
+# VipsForeignLoadSpngBuffer in builds with libspng), and unblocking a name that no loader has
+# left every GIF "not an image we render".
+_LOADER_OPERATIONS = {
+    "JPEG": "jpegload_buffer",
+    "PNG": "pngload_buffer",
+    "WEBP": "webpload_buffer",
+    "GIF": "gifload_buffer",
+}
+
+
+def loader_classes() -> dict[str, str]:
+    """Format -> the libvips class that loads it from a buffer ("" if this build has none)."""
+    classes = {}
+    for fmt, nickname in _LOADER_OPERATIONS.items():
+        gtype = pyvips.type_find("VipsOperation", nickname)
+        classes[fmt] = pyvips.type_name(gtype) if gtype else ""
+    return classes
+
+
 pyvips.operation_block_set("VipsForeignLoad", True)
-for _loader in _LOADERS:
-    pyvips.operation_block_set(_loader, False)
+for _loader in loader_classes().values():
+    if _loader:
+        pyvips.operation_block_set(_loader, False)
 _KEEP_NONE = 0  # VipsForeignKeep NONE: no EXIF (already applied), no profile (sRGB)
 
 

@@ -16,6 +16,7 @@ from catalog.imaging import (
     WIDTHS,
     RenderError,
     average_color,
+    loader_classes,
     render,
     upright_size,
 )
@@ -213,3 +214,27 @@ def test_what_is_not_a_jpeg_png_webp_or_gif_is_refused(data):
 def test_too_many_pixels_is_refused_before_decoding():
     with pytest.raises(RenderError, match="more than"):
         render(jpeg(photo(size=(1000, 1000))), max_pixels=999_999)
+
+
+def test_every_format_ingest_accepts_has_a_loader_in_this_libvips():
+    # The classes are the build's own (GIF: VipsForeignLoadNsgifBuffer in libvips >= 8.11).
+    classes = loader_classes()
+    assert set(classes) == {"JPEG", "PNG", "WEBP", "GIF"}
+    assert all(classes.values()), classes
+
+
+def test_a_gif_is_rendered():
+    out = io.BytesIO()
+    photo("chelsea", (900, 600)).save(out, "GIF")
+
+    rendered = render(out.getvalue())
+
+    assert sizes(rendered) == [(400, 267)]
+    assert decoded(rendered.renditions[0].data).mode == "RGB"
+
+
+def test_loaders_other_than_the_four_stay_blocked():
+    out = io.BytesIO()
+    photo("chelsea", (900, 600)).save(out, "TIFF")
+    with pytest.raises(RenderError, match="not an image we render"):
+        render(out.getvalue())
