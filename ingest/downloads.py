@@ -18,11 +18,12 @@ from typing import Any, cast
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
+from catalog.memory import decode_budget
 from catalog.storage import image_store, stored_objects_renew
 from catalog.text import truncate
 from ingest.fetching import FetchError, FetchPolicy, fetch
 from ingest.hashing import PHASH_ALGORITHM, AnalysedImage, ImageRefused, analyse_image
-from ingest.memory import decode_budget, decode_reservation
+from ingest.memory import decode_reservation
 from ingest.report import Report
 
 

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from catalog.memory import MIB, DecodeBudget
 from catalog.models import RunwayImage
 from ingest.hashing import ImageRefused, analyse_image
-from ingest.memory import MIB, DecodeBudget, decode_cost, decode_reservation
+from ingest.memory import decode_cost, decode_reservation
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
