@@ -21,9 +21,11 @@ MIB = 1024 * 1024
 class DecodeBudget:
     """Bytes that the images decoded at once, by any thread, may hold together.
 
-    A decode reserves its estimated cost (ingest.memory.decode_cost for ingest's) and waits while the others' reservations leave
-    too little; no reservation is ever larger than ``limit`` (the caller refuses that image),
-    and each thread holds one at a time, so a wait always ends when another decode does.
+    A decode reserves its estimated cost (ingest.memory.decode_cost for ingest's,
+    catalog.imaging.render_cost for a rendition's) and waits while the others' reservations
+    leave too little; no reservation is ever larger than ``limit`` (the caller refuses that
+    image), and each thread holds one at a time, so a wait always ends when another decode
+    does.
     """
 
     def __init__(self, limit: int) -> None:

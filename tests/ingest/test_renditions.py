@@ -250,3 +250,26 @@ def test_every_accepted_format_gets_its_renditions(fmt, image_server):
         expected = np.asarray(original.resize(shown.size, Image.Resampling.BICUBIC), float)
         assert np.abs(np.asarray(shown, float) - expected).mean() < 20, fmt
     assert image.placeholder and image.color.startswith("#")
+
+
+def test_an_image_whose_render_exceeds_the_decode_budget_is_refused_and_shown_as_is(
+    image_server, settings
+):
+    # Given a decode budget that ingest's check of a 4000x4000 GIF fits (one byte a pixel
+    # through Pillow) but its rendition does not (a whole RGBA canvas through libvips)
+    settings.INGEST_DECODE_MEMORY_BYTES = 64 * 1024 * 1024
+    out = io.BytesIO()
+    Image.new("P", (4000, 4000), 0).save(out, "GIF")
+
+    job = accept([image_server.add("/wide.gif", out.getvalue())])
+    assert thread_pool.wait_idle(timeout=120)
+
+    # Then the album is ingested, and the image has no renditions and says why
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    image = RunwayImage.objects.get()
+    assert (image.rendition_status, image.renditions) == ("failed", [])
+    assert image.rendition_error == (
+        "cannot render the original: rendering this 4000x4000 GIF would take about 156 MiB "
+        "of memory, more than the 64 MiB decode budget"
+    )
