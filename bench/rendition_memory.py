@@ -109,11 +109,13 @@ def main() -> None:
     side = int(sys.argv[1]) if len(sys.argv) > 1 else 8000
     import pyvips
 
+    from catalog.imaging import RENDER_THREADS
+
     print(
         f"render() peak RSS growth, {side}x{side}, one process per image; libvips "
         f"{pyvips.version(0)}.{pyvips.version(1)}.{pyvips.version(2)}, Python "
         f"{platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs, "
-        f"libvips threads per render: {os.environ.get('VIPS_CONCURRENCY', 'default')}"
+        f"libvips threads per render: {RENDER_THREADS}"
     )
     print(f"{'image':30} {'bytes':>9} {'estimate MiB':>13} {'measured MiB':>13}  outcome")
     small = pyvips.Image.black(300, 300, bands=3).jpegsave_buffer()

@@ -254,4 +254,14 @@ def test_a_worker_stays_within_its_memory_bound_on_the_costliest_album(rq_queue,
     assert RunwayImage.objects.filter(runway_id=job.record_id).count() == sum(
         stored for _, stored in images.values()
     )
+    # The renditions job ran in the same worker (renditions included in the bound): each
+    # stored image rendered, but the 8000x8000 GIF, whose canvas alone is beyond the budget.
+    rendered = {
+        image.original_url.rsplit("/", 1)[1]: (image.rendition_status, image.rendition_error)
+        for image in RunwayImage.objects.filter(runway_id=job.record_id)
+    }
+    gif = str(list(images).index("GIF"))
+    status, error = rendered.pop(gif)
+    assert status == "failed" and "decode budget" in error, error
+    assert all(status == "done" for status, _ in rendered.values()), rendered
     assert growth < WORKER_GROWTH_BOUND, f"{growth / MIB:.0f} MiB"
