@@ -8,7 +8,9 @@ picture reduced to at most 100 px; its average colour. bench/renditions.py measu
 choices below against the naive Pillow path (full decode, LANCZOS resize and WebP method 4 per
 width); the figures are in docs/renditions.md, "Measured". libvips (the `pyvips-binary`
 wheel) won: shrink-on-load decodes a 2000x3000 JPEG at the scale the largest rendition needs,
-and its pipeline streams, so a worker's memory stays small for large PNGs too.
+and its pipeline streams, so a worker's memory stays small for large PNGs too. What cannot
+stream (a GIF's canvas, a progressive JPEG's coefficients, an interlaced PNG) is costed by
+:func:`render_cost` and held in the caller's decode budget (docs/renditions.md, "Memory").
 """
 
 from __future__ import annotations
