@@ -208,7 +208,7 @@ def interlaced_png16(shade: int) -> bytes:
 
 
 def worker_peak_rss(queue_name: str) -> int:
-    """Run `rqworker --burst` until the queue is empty; return its work-horses' peak RSS.
+    """Run `rqworker --burst` until the queues are empty; return its work-horses' peak RSS.
 
     The wrapper's RUSAGE_CHILDREN maxrss is the largest of its descendants once waited for:
     the work-horse that rq forks for the job, which starts as a copy of the worker.
@@ -219,7 +219,10 @@ def worker_peak_rss(queue_name: str) -> int:
         "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
     )
     name = f"{queue_name}-{uuid.uuid4().hex[:6]}"
-    command = [sys.executable, "manage.py", "rqworker", queue_name, "--burst", "--name", name]
+    # The ingest queue, then the renditions queue the worker_env names (as a deployed worker
+    # serves them): the album's renditions job runs in a work-horse of this worker too.
+    queues = [queue_name, worker_env(queue_name)["RENDITIONS_QUEUE"]]
+    command = [sys.executable, "manage.py", "rqworker", *queues, "--burst", "--name", name]
     result = subprocess.run(  # noqa: S603 - our own manage.py with fixed arguments
         [sys.executable, "-c", wrapper, *command],
         cwd=ROOT,
