@@ -343,7 +343,7 @@ INGEST_MAX_IMAGES = env.int("INGEST_MAX_IMAGES", default=500)
 INGEST_MAX_BODY_BYTES = env.int("INGEST_MAX_BODY_BYTES", default=1024 * 1024)
 INGEST_MAX_IMAGE_BYTES = env.int("INGEST_MAX_IMAGE_BYTES", default=25 * 1024 * 1024)
 INGEST_MAX_IMAGE_PIXELS = env.int("INGEST_MAX_IMAGE_PIXELS", default=64_000_000)
-# Decoded pixels all of a worker's parallel downloads may hold at once (ingest/memory.py); an
+# Decoded pixels all of a worker's parallel downloads may hold at once (catalog/memory.py); an
 # image whose decode alone needs more is refused. With the bodies (INGEST_DOWNLOAD_WORKERS x
 # INGEST_MAX_IMAGE_BYTES) it bounds a worker's memory: measured in docs/hashing.md.
 INGEST_DECODE_MEMORY_BYTES = env.int("INGEST_DECODE_MEMORY_BYTES", default=256 * 1024 * 1024)

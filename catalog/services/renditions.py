@@ -28,6 +28,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 
 from catalog import edge
 from catalog.imaging import RenderError, render
+from catalog.memory import decode_budget
 from catalog.models import (
     IMAGE_MODELS,
     IMAGE_PARENT_FIELD,
@@ -101,7 +102,9 @@ def image_renditions_make(
         why = truncate(f"{type(exc).__name__}: {exc}", 200)
         return _transient(image, f"reading the original: {why}", final_attempt, db_lock)
     try:
-        rendered = render(data, max_pixels=settings.INGEST_MAX_IMAGE_PIXELS)
+        # The decode holds its cost in the process's decode budget, the one ingest's
+        # downloads share: a worker's memory stays bound whatever it decodes at once.
+        rendered = render(data, max_pixels=settings.INGEST_MAX_IMAGE_PIXELS, budget=decode_budget())
     except RenderError as exc:
         return "failed", _fail(image, f"cannot render the original: {exc.reason}", db_lock)
     sha1 = image.sha1 or hashlib.sha1(data, usedforsecurity=False).hexdigest()

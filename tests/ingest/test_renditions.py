@@ -1,14 +1,20 @@
 """Renditions as ingest makes them: a follow-up job per album on the renditions queue (a real
 rq worker serving it after the ingest queue), retried on storage errors without touching the
-record or its job; in-process in the embedded mode; and on S3 (moto), objects with the right
-headers whose public URLs answer."""
+record or its job; in-process in the embedded mode; on S3 (moto), objects with the right
+headers whose public URLs answer; and for every format ingest accepts, within the decode
+budget."""
 
+import io
 import json
 import urllib.request
 import uuid
 
 import boto3
+import numpy as np
 import pytest
+import pyvips
+from django.core.files.storage import default_storage
+from PIL import Image
 from rq import SimpleWorker
 
 from catalog.models import Runway, RunwayImage
@@ -20,7 +26,7 @@ from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
 from tests.factories import BrandFactory
-from tests.ingest.support import jpeg, runway_album
+from tests.ingest.support import jpeg, photo, runway_album
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -202,3 +208,80 @@ def test_on_s3_renditions_carry_their_headers_and_public_urls_answer(
             assert answer.status == 200
             assert answer.headers["Content-Type"] == "image/webp"
     assert image["srcset"].endswith("1200w")
+
+
+def png16(image: Image.Image) -> bytes:
+    """A 16-bit RGB PNG of ``image`` (Pillow writes 16-bit grayscale only: libvips writes it)."""
+    samples = np.asarray(image, dtype=np.uint16) * 257  # 0..255 -> 0..65535
+    height, width, bands = samples.shape
+    wide = pyvips.Image.new_from_memory(samples.tobytes(), width, height, bands, "ushort")
+    return wide.copy(interpretation="rgb16").pngsave_buffer(bitdepth=16)
+
+
+def encoded(image: Image.Image, fmt: str, **options) -> bytes:
+    out = io.BytesIO()
+    image.save(out, fmt, **options)
+    return out.getvalue()
+
+
+# Every format ingest accepts, as a crawler may serve it: a real photograph, wide enough for
+# both rendition widths.
+ACCEPTED_FORMATS = {
+    "JPEG": lambda image: encoded(image, "JPEG", quality=90),
+    "CMYK JPEG": lambda image: encoded(image.convert("CMYK"), "JPEG", quality=90),
+    "PNG": lambda image: encoded(image, "PNG"),
+    "16-bit PNG": png16,
+    "WebP": lambda image: encoded(image, "WEBP", quality=90),
+    "GIF": lambda image: encoded(image, "GIF"),
+}
+
+
+@pytest.mark.parametrize("fmt", list(ACCEPTED_FORMATS))
+def test_every_accepted_format_gets_its_renditions(fmt, image_server):
+    # Given a photograph (scikit-image's) converted to the format, 1300x975
+    original = photo("chelsea").resize((1300, 975), Image.Resampling.BICUBIC)
+    body = ACCEPTED_FORMATS[fmt](original)
+
+    # When an album of it is ingested (embedded mode: the job, then its renditions job)
+    job = accept([image_server.add("/photo", body)])
+    assert thread_pool.wait_idle(timeout=120)
+
+    # Then the image has both renditions, stored as WebP of the sizes listed, showing the
+    # photograph (not inverted, not blank, not a palette's wrong colours)
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    image = RunwayImage.objects.get()
+    assert (image.rendition_status, image.rendition_error) == ("done", "")
+    assert [(r["width"], r["height"]) for r in image.renditions] == [(400, 300), (1200, 900)]
+    for rendition in image.renditions:
+        with default_storage.open(rendition["key"], "rb") as stored:
+            shown = Image.open(io.BytesIO(stored.read()))
+            assert shown.format == "WEBP"
+            assert shown.size == (rendition["width"], rendition["height"])
+            shown = shown.convert("RGB")
+        expected = np.asarray(original.resize(shown.size, Image.Resampling.BICUBIC), float)
+        assert np.abs(np.asarray(shown, float) - expected).mean() < 20, fmt
+    assert image.placeholder and image.color.startswith("#")
+
+
+def test_an_image_whose_render_exceeds_the_decode_budget_is_refused_and_shown_as_is(
+    image_server, settings
+):
+    # Given a decode budget that ingest's check of a 4000x4000 GIF fits (one byte a pixel
+    # through Pillow) but its rendition does not (a whole RGBA canvas through libvips)
+    settings.INGEST_DECODE_MEMORY_BYTES = 64 * 1024 * 1024
+    out = io.BytesIO()
+    Image.new("P", (4000, 4000), 0).save(out, "GIF")
+
+    job = accept([image_server.add("/wide.gif", out.getvalue())])
+    assert thread_pool.wait_idle(timeout=120)
+
+    # Then the album is ingested, and the image has no renditions and says why
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    image = RunwayImage.objects.get()
+    assert (image.rendition_status, image.renditions) == ("failed", [])
+    assert image.rendition_error == (
+        "cannot render the original: rendering this 4000x4000 GIF would take about 156 MiB "
+        "of memory, more than the 64 MiB decode budget"
+    )
