@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "config.apps.ProjectConfig",  # before staticfiles: its runserver (config.server) wins
     "django.contrib.staticfiles",
     "rest_framework",
     "django_filters",
