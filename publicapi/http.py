@@ -73,13 +73,22 @@ def set_cache_headers(request, response, tags: Iterable[str] = ()) -> None:
     Errors are never stored: a 404 may become a 200 as soon as an editor publishes, and a 429
     belongs to one client, never to a shared cache.
     """
+    fresh = "Cache-Control" not in response  # nearly always: written whole, not patched
     if request.method in ("GET", "HEAD") and 200 <= response.status_code < 300:
-        patch_cache_control(response, public=True, max_age=settings.PUBLIC_API_CACHE_SECONDS)
+        value = f"public, max-age={settings.PUBLIC_API_CACHE_SECONDS}"
         if settings.EDGE_PURGE_BACKEND:
-            patch_cache_control(response, s_maxage=settings.EDGE_CACHE_SECONDS)
+            value = f"{value}, s-maxage={settings.EDGE_CACHE_SECONDS}"
+        if fresh:
+            response.headers["Cache-Control"] = value
+        else:
+            patch_cache_control(response, public=True, max_age=settings.PUBLIC_API_CACHE_SECONDS)
+            if settings.EDGE_PURGE_BACKEND:
+                patch_cache_control(response, s_maxage=settings.EDGE_CACHE_SECONDS)
         value = header_value(tags)
         if value:
             response["Surrogate-Key"] = value
+    elif fresh:
+        response.headers["Cache-Control"] = "no-store"
     else:
         patch_cache_control(response, no_store=True)
 

@@ -44,6 +44,8 @@ os.environ["BENCH_DB_NAME"] = f"bench_publicapi_{SMALL}"
 from bench import public_api as bench  # noqa: E402 - after the bench's environment
 
 bench.RUNWAY_IMAGES = 6
+# A checkout of the project to run beside this one (e.g. main before a change), or "".
+BEFORE = os.environ.get("BENCH_BEFORE_ROOT", "")
 
 MINIMAL_APP = '''
 """A minimal Django app: the public API's runway list and detail, raw SQL, json.dumps."""
@@ -192,6 +194,48 @@ application = get_wsgi_application()
 """
 
 
+# The CPU time of a request in one process, without gunicorn, threads or the clients: what a
+# machine shared with other work (the throughput's rounds are at its mercy) measures steadily.
+CPU_SCRIPT = """
+import io, json, logging, os, sys, time
+import django
+django.setup()
+for handler in logging.getLogger().handlers:
+    handler.setStream(open(os.devnull, "w"))
+from django.core.handlers.wsgi import WSGIHandler
+application = WSGIHandler()
+path, _, query = sys.argv[1].partition("?")
+environ = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": query,
+           "SERVER_NAME": "localhost", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
+           "HTTP_HOST": "localhost", "REMOTE_ADDR": "127.0.0.1", "wsgi.url_scheme": "http"}
+def one():
+    response = application({**environ, "wsgi.input": io.BytesIO()}, lambda *args: None)
+    b"".join(response)
+    response.close()
+for _ in range(30):
+    one()
+times = []
+for _ in range(int(sys.argv[2])):
+    started = time.process_time()
+    for _ in range(50):
+        one()
+    times.append((time.process_time() - started) / 50 * 1000)
+print(json.dumps(times))
+"""
+
+
+def cpu_ms(cwd: Path, env: dict, path: str, batches: int = 3) -> list[float]:
+    result = subprocess.run(  # noqa: S603 - our own script
+        [sys.executable, "-c", CPU_SCRIPT, path, str(batches)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 def write_minimal_project(folder: Path) -> None:
     from django.conf import settings
     from django.core.files.storage import storages
@@ -278,18 +322,44 @@ def main() -> None:
                 gunicorn(project_port, ROOT, env, None, log),
                 gunicorn(minimal_port, Path(folder), minimal_env, MINIMAL_WSGI_APP, devnull),
             ]
+            ports = {"project": project_port, "minimal app": minimal_port}
+            if BEFORE:  # another checkout of the project (main before a change), beside
+                ports["before"] = bench.free_port()
+                before_env = {**env, "PYTHONPATH": BEFORE}
+                servers.append(gunicorn(ports["before"], Path(BEFORE), before_env, None, devnull))
             try:
-                bench.wait_for(project_port)
-                bench.wait_for(minimal_port)
+                for port in ports.values():
+                    bench.wait_for(port)
                 for label, path in pairs:
-                    same_body(project_port, minimal_port, path)
-                    compare(label, project_port, minimal_port, path)
+                    for side, port in ports.items():
+                        if side != "minimal app":
+                            same_body(port, minimal_port, path)
+                    compare(label, ports, path)
             finally:
                 for server in servers:
                     server.terminate()
                     server.wait(timeout=30)
             lines = (Path(folder) / "project.log").read_text().count("config.requests")
             print(f"  (the project wrote {lines} request lines)")
+        sides = {"project": (ROOT, env), "minimal app": (Path(folder), minimal_env)}
+        if BEFORE:
+            sides["before"] = (Path(BEFORE), {**env, "PYTHONPATH": BEFORE})
+        print(
+            "\n   CPU time per request, in one process (the WSGI handler called directly; "
+            f"{bench.ROUNDS} alternated runs of 3 x 50 requests, the lowest batch), ms:"
+        )
+        for label, path in pairs:
+            cpu: dict[str, list[float]] = {side: [] for side in sides}
+            for _ in range(bench.ROUNDS):
+                for side, (cwd, side_env) in sides.items():
+                    cpu[side].extend(cpu_ms(cwd, side_env, path))
+            minimal = min(cpu["minimal app"])
+            text = [f"minimal app {minimal:.2f}"] + [
+                f"{side} {min(values):.2f} (minimal / {side} = {minimal / min(values):.2f}x)"
+                for side, values in cpu.items()
+                if side != "minimal app"
+            ]
+            print(f"  {label:<19} " + "   ".join(text))
     profile(f"/api/v1/runways/{detail}/")
 
 
@@ -312,20 +382,26 @@ def same_body(project: int, minimal: int, path: str) -> None:
         )
 
 
-def compare(label: str, project: int, minimal: int, path: str) -> None:
-    rates: dict[str, list[float]] = {"minimal": [], "project": []}
+def compare(label: str, ports: dict[str, int], path: str) -> None:
+    """Requests/s of each side, alternated round by round (each round started by the next
+    side in turn); the ratio of each project side to the minimal app."""
+    rates: dict[str, list[float]] = {side: [] for side in ports}
+    sides = list(ports.items())
     for n in range(bench.ROUNDS):
-        sides = [("minimal", minimal), ("project", project)][:: 1 if n % 2 == 0 else -1]
-        for side, port in sides:
+        for side, port in sides[n % len(sides) :] + sides[: n % len(sides)]:
             rates[side].append(bench.requests_per_second(port, path))
-    m, p = statistics.median(rates["minimal"]), statistics.median(rates["project"])
-    paired = statistics.median(
-        x / y for x, y in zip(rates["project"], rates["minimal"], strict=True)
-    )
-    print(
-        f"  {label:<20} project {p:6.0f}/s   minimal app {m:6.0f}/s   ratio {p / m:.2f}"
-        f"   (median of the rounds' ratios {paired:.2f})"
-    )
+    minimal = rates["minimal app"]
+    text = [f"minimal app {statistics.median(minimal):6.0f}/s"]
+    for side, values in rates.items():
+        if side == "minimal app":
+            continue
+        paired = statistics.median(x / y for x, y in zip(values, minimal, strict=True))
+        median = statistics.median(values)
+        text.append(
+            f"{side} {median:6.0f}/s = {median / statistics.median(minimal):.2f}x "
+            f"(rounds' median {paired:.2f}x)"
+        )
+    print(f"  {label:<19} " + "   ".join(text))
 
 
 def profile(path: str, repeat: int = 300) -> None:
