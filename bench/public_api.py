@@ -39,6 +39,10 @@ Six parts, printed in order:
    indexes, the brand facet grouped by slug and name instead of by id, and the ids of a
    search as a list parameter instead of one array literal.
 
+7. The API against a minimal Django project outside this one, both under the project's
+   gunicorn configuration, on a small archive of its own: bench/public_api_parts/minimal.py,
+   run on its own (it needs neither the large archive nor this script's settings).
+
 Run: .venv/bin/python bench/public_api.py      (BENCH_PARTS=15: only parts 1 and 5)
 """
 

@@ -44,6 +44,8 @@ os.environ["BENCH_DB_NAME"] = f"bench_publicapi_{SMALL}"
 from bench import public_api as bench  # noqa: E402 - after the bench's environment
 
 bench.RUNWAY_IMAGES = 6
+# What to run: t(hroughput), c(pu time per request), p(rofile).
+PARTS = os.environ.get("BENCH_MINIMAL_PARTS", "tcp")
 # A checkout of the project to run beside this one (e.g. main before a change), or "".
 BEFORE = os.environ.get("BENCH_BEFORE_ROOT", "")
 
@@ -231,8 +233,9 @@ def cpu_ms(cwd: Path, env: dict, path: str, batches: int = 3) -> list[float]:
         env=env,
         capture_output=True,
         text=True,
-        check=True,
     )
+    if result.returncode:
+        raise RuntimeError(result.stderr)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -317,7 +320,12 @@ def main() -> None:
         env = {**os.environ, "WEB_CONCURRENCY": "1", "PYTHONPATH": str(ROOT)}
         minimal_env = {key: value for key, value in env.items() if key != "DJANGO_SETTINGS_MODULE"}
         minimal_env["PYTHONPATH"] = folder
+        minimal_env["DJANGO_SETTINGS_MODULE"] = "minimal_settings"
         with open(Path(folder) / "project.log", "wb") as log, open(os.devnull, "wb") as devnull:
+            if "t" not in PARTS:
+                pairs_run = []
+            else:
+                pairs_run = pairs
             servers = [
                 gunicorn(project_port, ROOT, env, None, log),
                 gunicorn(minimal_port, Path(folder), minimal_env, MINIMAL_WSGI_APP, devnull),
@@ -330,7 +338,7 @@ def main() -> None:
             try:
                 for port in ports.values():
                     bench.wait_for(port)
-                for label, path in pairs:
+                for label, path in pairs_run:
                     for side, port in ports.items():
                         if side != "minimal app":
                             same_body(port, minimal_port, path)
@@ -344,11 +352,13 @@ def main() -> None:
         sides = {"project": (ROOT, env), "minimal app": (Path(folder), minimal_env)}
         if BEFORE:
             sides["before"] = (Path(BEFORE), {**env, "PYTHONPATH": BEFORE})
+        if "c" not in PARTS:
+            sides = {}
         print(
             "\n   CPU time per request, in one process (the WSGI handler called directly; "
             f"{bench.ROUNDS} alternated runs of 3 x 50 requests, the lowest batch), ms:"
         )
-        for label, path in pairs:
+        for label, path in pairs if sides else []:
             cpu: dict[str, list[float]] = {side: [] for side in sides}
             for _ in range(bench.ROUNDS):
                 for side, (cwd, side_env) in sides.items():
@@ -360,7 +370,8 @@ def main() -> None:
                 if side != "minimal app"
             ]
             print(f"  {label:<19} " + "   ".join(text))
-    profile(f"/api/v1/runways/{detail}/")
+    if "p" in PARTS:
+        profile(f"/api/v1/runways/{detail}/")
 
 
 def same_body(project: int, minimal: int, path: str) -> None:
