@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -322,21 +323,20 @@ def main() -> None:
         minimal_env["PYTHONPATH"] = folder
         minimal_env["DJANGO_SETTINGS_MODULE"] = "minimal_settings"
         with open(Path(folder) / "project.log", "wb") as log, open(os.devnull, "wb") as devnull:
-            if "t" not in PARTS:
-                pairs_run = []
-            else:
-                pairs_run = pairs
-            servers = [
-                gunicorn(project_port, ROOT, env, None, log),
-                gunicorn(minimal_port, Path(folder), minimal_env, MINIMAL_WSGI_APP, devnull),
-            ]
+            pairs_run = pairs if "t" in PARTS else []
+            servers = []
+            if pairs_run:
+                servers = [
+                    gunicorn(project_port, ROOT, env, None, log),
+                    gunicorn(minimal_port, Path(folder), minimal_env, MINIMAL_WSGI_APP, devnull),
+                ]
             ports = {"project": project_port, "minimal app": minimal_port}
-            if BEFORE:  # another checkout of the project (main before a change), beside
+            if BEFORE and pairs_run:  # another checkout (main before a change), beside
                 ports["before"] = bench.free_port()
                 before_env = {**env, "PYTHONPATH": BEFORE}
                 servers.append(gunicorn(ports["before"], Path(BEFORE), before_env, None, devnull))
             try:
-                for port in ports.values():
+                for port in ports.values() if pairs_run else []:
                     bench.wait_for(port)
                 for label, path in pairs_run:
                     for side, port in ports.items():
@@ -416,9 +416,9 @@ def compare(label: str, ports: dict[str, int], path: str) -> None:
 
 
 def profile(path: str, repeat: int = 300) -> None:
-    """cProfile of `repeat` runs of one detail request through the project's WSGI handler (its
-    middleware, DRF, the throttle in Redis, the ETag; the request line is logged at INFO, to
-    a discarded stream)."""
+    """cProfile (CPU time) of `repeat` runs of one detail request through the project's WSGI
+    handler (its middleware, DRF, the throttle in Redis, the ETag; the request line is logged
+    at INFO, to a discarded stream)."""
     import logging
 
     from django.core.handlers.wsgi import WSGIHandler
@@ -445,7 +445,8 @@ def profile(path: str, repeat: int = 300) -> None:
 
     for _ in range(20):
         one()  # warm: compiled statements, connections
-    profiler = cProfile.Profile()
+    # CPU time, not wall time: on a busy machine the waits are whatever the others make them.
+    profiler = cProfile.Profile(time.process_time)
     profiler.enable()
     for _ in range(repeat):
         one()
@@ -453,7 +454,7 @@ def profile(path: str, repeat: int = 300) -> None:
     stats = pstats.Stats(profiler, stream=io.StringIO())
     total = stats.total_tt  # type: ignore[attr-defined]
     print(
-        f"\n   Profile of a runway detail request ({repeat} runs, cProfile, "
+        f"\n   Profile of a runway detail request ({repeat} runs, cProfile of CPU time, "
         f"{total / repeat * 1000:.2f} ms each under the profiler), the most own time:"
     )
     rows = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)  # type: ignore[attr-defined]
