@@ -1,4 +1,4 @@
-"""Django's session, CSRF, authentication and messages middleware, skipped for reads of the
+"""Django's session, authentication and messages middleware, skipped for reads of the
 public API.
 
 They do nothing for an anonymous JSON GET of /api/v1/ (its views authenticate no one, keep no
@@ -6,6 +6,8 @@ state and take no form: REST_FRAMEWORK has no authentication classes), yet each 
 one of them: together about a tenth of what a small response cost (docs/api.md,
 "Throughput"). Subclasses rather than one wrapper around a list of them: the admin's system
 checks look for these classes in MIDDLEWARE. For every other request they are Django's own.
+CSRF stays Django's own class (`check --deploy` looks for it by name); DRF's views are exempt
+from it, so for an API read it only reads a cookie.
 What the public API needs (request ids and the request line, metrics, the security headers,
 X-Frame-Options) runs for every request; django-axes' middleware only reads two attributes of
 the request after the view and stays as it is.
@@ -14,7 +16,6 @@ the request after the view and stays as it is.
 from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
-from django.middleware.csrf import CsrfViewMiddleware
 
 PUBLIC_API_PREFIX = "/api/v1/"
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -35,14 +36,6 @@ class _SiteOnly:
 
 class SiteSessionMiddleware(_SiteOnly, SessionMiddleware):
     pass
-
-
-class SiteCsrfViewMiddleware(_SiteOnly, CsrfViewMiddleware):
-    def process_view(self, request, callback, callback_args, callback_kwargs):
-        # Django calls every middleware's process_view itself, past __call__.
-        if is_public_api_read(request):
-            return None
-        return super().process_view(request, callback, callback_args, callback_kwargs)
 
 
 class SiteAuthenticationMiddleware(_SiteOnly, AuthenticationMiddleware):

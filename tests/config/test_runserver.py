@@ -52,11 +52,11 @@ def server_connections(database: str) -> int:
         return cursor.fetchone()[0]
 
 
-def redis_clients(url: str) -> int:
+def redis_clients(url: str, name: str) -> int:
+    """The server's connections to Redis: those that carry its client name."""
     client = redis.Redis.from_url(url)
     try:
-        db = client.connection_pool.connection_kwargs.get("db", 0)
-        return sum(1 for c in client.client_list() if int(c["db"]) == db) - 1  # not ours
+        return sum(1 for c in client.client_list() if c.get("name") == name)
     finally:
         client.close()
 
@@ -67,12 +67,13 @@ def redis_clients(url: str) -> int:
 def test_runserver_keeps_no_connection_of_a_client_that_went():
     database = connection.settings_dict["NAME"]
     redis_url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    name = f"runserver-test-{os.getpid()}"
     port = free_port()
     env = {
         "PATH": os.environ["PATH"],
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{database}",
-        "REDIS_URL": redis_url,
+        "REDIS_URL": f"{redis_url}?client_name={name}",
         "DEBUG": "true",  # as scripts/run.sh runs it
         "CONN_MAX_AGE": "60",
         "PUBLIC_API_THROTTLE_RATE": "100000/min",
@@ -91,7 +92,6 @@ def test_runserver_keeps_no_connection_of_a_client_that_went():
                 break
             except OSError:
                 time.sleep(0.1)
-        redis_before = redis_clients(redis_url)
 
         # 200 clients one after the other, each a connection of its own (no keep-alive),
         # each a request that reads the database (and counts in the throttle, in Redis).
@@ -106,11 +106,11 @@ def test_runserver_keeps_no_connection_of_a_client_that_went():
         # Each client's thread closed its connections as it ended (the last thread may still
         # be closing its own: waited for, a few seconds at most).
         for _ in range(100):
-            if server_connections(database) == 0 and redis_clients(redis_url) <= redis_before:
+            if server_connections(database) == 0 and redis_clients(redis_url, name) == 0:
                 break
             time.sleep(0.1)
         assert server_connections(database) == 0
-        assert redis_clients(redis_url) <= redis_before
+        assert redis_clients(redis_url, name) == 0
     finally:
         server.terminate()
         server.wait(timeout=30)
