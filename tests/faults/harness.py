@@ -289,6 +289,7 @@ class Rig:
             ),
             "REDIS_URL": self.redis.url,
             "INGEST_QUEUE": self.queue,
+            "RENDITIONS_QUEUE": f"{self.queue}-renditions",
             "INGEST_SECRETS": SECRET_A,
             "INGEST_FETCH_ALLOWED_HOSTS": "127.0.0.1",
             "INGEST_IMAGE_RETRY_BACKOFF": "0.05",
@@ -322,7 +323,8 @@ class Rig:
                 sys.executable,
                 "manage.py",
                 "rqworker",
-                self.queue,
+                self.queue,  # served first, then the renditions queue, as in production
+                f"{self.queue}-renditions",
                 "--with-scheduler",
                 "--name",
                 name,

@@ -1,6 +1,7 @@
-"""Renditions as ingest makes them: a follow-up job per album on the ingest queue (a real rq
-worker), retried on storage errors without touching the record or its job; in-process in the
-embedded mode; and on S3 (moto), objects with the right headers whose public URLs answer."""
+"""Renditions as ingest makes them: a follow-up job per album on the renditions queue (a real
+rq worker serving it after the ingest queue), retried on storage errors without touching the
+record or its job; in-process in the embedded mode; and on S3 (moto), objects with the right
+headers whose public URLs answer."""
 
 import json
 import urllib.request
@@ -40,18 +41,29 @@ def accept(urls) -> IngestJob:
     )
 
 
-def burst(queue) -> None:
-    SimpleWorker([queue], connection=queue.connection, name=f"{queue.name}-simple").work(burst=True)
+def burst(*queues) -> None:
+    """A worker serving ``queues`` in their order until they are empty."""
+    name = f"{queues[0].name}-simple"
+    SimpleWorker(list(queues), connection=queues[0].connection, name=name).work(burst=True)
 
 
 def statuses() -> list[str]:
     return list(RunwayImage.objects.order_by("pk").values_list("rendition_status", flat=True))
 
 
-def test_a_worker_makes_the_renditions_after_the_record(rq_queue, image_server):
+def test_a_worker_makes_the_renditions_after_the_record(rq_queue, renditions_queue, image_server):
     job = accept(photos(image_server))
 
-    burst(rq_queue)  # the ingest job, then the renditions job it enqueued
+    # The ingest job, which enqueues the renditions job on the renditions queue
+    burst(rq_queue)
+    job.refresh_from_db()
+    assert job.status == "succeeded" and statuses() == ["pending"] * 3
+    assert rq_queue.count == 0
+    [follow_up] = renditions_queue.get_jobs()
+    assert follow_up.func_name == "catalog.tasks.run_renditions"
+    assert follow_up.args == ("runway", job.runway_id)
+
+    burst(rq_queue, renditions_queue)
 
     job.refresh_from_db()
     assert job.status == "succeeded" and job.attempts == 1
@@ -62,7 +74,7 @@ def test_a_worker_makes_the_renditions_after_the_record(rq_queue, image_server):
 
 
 def test_a_failing_rendition_step_is_retried_and_leaves_the_record_and_job_alone(
-    rq_queue, image_server, settings, monkeypatch
+    rq_queue, renditions_queue, image_server, settings, monkeypatch
 ):
     # Given storage that fails the first two rendition puts (rq retries at once: interval 0)
     settings.INGEST_RETRY_INTERVALS = [0, 0]
@@ -78,7 +90,7 @@ def test_a_failing_rendition_step_is_retried_and_leaves_the_record_and_job_alone
     monkeypatch.setattr(renditions, "rendition_put", flaky_put)
     job = accept(photos(image_server))
 
-    burst(rq_queue)
+    burst(rq_queue, renditions_queue)
 
     # Then the record was written once and its job succeeded on its first attempt, and the
     # renditions came on a retry
@@ -90,7 +102,7 @@ def test_a_failing_rendition_step_is_retried_and_leaves_the_record_and_job_alone
 
 
 def test_after_the_last_attempt_the_images_have_no_renditions_and_say_why(
-    rq_queue, image_server, settings, monkeypatch
+    rq_queue, renditions_queue, image_server, settings, monkeypatch
 ):
     settings.INGEST_RETRY_INTERVALS = [0]
 
@@ -100,7 +112,7 @@ def test_after_the_last_attempt_the_images_have_no_renditions_and_say_why(
     monkeypatch.setattr(renditions, "rendition_put", down)
     job = accept(photos(image_server, n=2))
 
-    burst(rq_queue)
+    burst(rq_queue, renditions_queue)
 
     job.refresh_from_db()
     assert job.status == "succeeded"
