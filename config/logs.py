@@ -95,7 +95,8 @@ class RequestIdMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        incoming = request.headers.get("X-Request-ID", "")
+        # META, not request.headers: that builds a dict of every header, once per request.
+        incoming = request.META.get("HTTP_X_REQUEST_ID", "")
         # 128 random bits as hex, as uuid4().hex without building a UUID.
         rid = (
             incoming if incoming and _VALID_REQUEST_ID.fullmatch(incoming) else os.urandom(16).hex()

@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "config.apps.ProjectConfig",  # before staticfiles: its runserver (config.server) wins
     "django.contrib.staticfiles",
     "rest_framework",
     "django_filters",
@@ -52,11 +53,13 @@ MIDDLEWARE = [
     "config.metrics.ApiMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's, but skipped for reads of the public API, which need none of them (config.site).
+    "config.site.SiteSessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Django's own, as `check --deploy` wants it (for a DRF view it only reads a cookie).
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "config.site.SiteAuthenticationMiddleware",
+    "config.site.SiteMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes requires: it turns a locked-out login into the lockout response.
     "axes.middleware.AxesMiddleware",
@@ -116,7 +119,12 @@ PG_RANDOM_PAGE_COST = env.str("PG_RANDOM_PAGE_COST", default="1.1")
 
 
 def _planner_options(database: dict) -> None:
-    if database["ENGINE"] != "django.db.backends.postgresql" or not PG_RANDOM_PAGE_COST:
+    if database["ENGINE"] != "django.db.backends.postgresql":
+        return
+    # Django's backend with a health check that asks the socket, not the server (a round
+    # trip per request): config/postgresql/base.py.
+    database["ENGINE"] = "config.postgresql"
+    if not PG_RANDOM_PAGE_COST:
         return
     options = database.setdefault("OPTIONS", {})
     given = options.get("options", "")

@@ -6,6 +6,7 @@ must not be cached or throttled like the public archive.
 """
 
 import functools
+import hashlib
 import logging
 import threading
 import time
@@ -34,11 +35,30 @@ from publicapi.tags import header_value, response_tags
 
 logger = logging.getLogger(__name__)
 
-# Django's own ETag/If-None-Match handling, as a view decorator. It runs after the response is
-# rendered, so the ETag is a hash of the exact body sent: it changes exactly when the content
-# does. A match answers 304 carrying Cache-Control, ETag and Vary. It leaves alone responses
-# marked no-store (errors) and anything but GET.
-conditional_get = decorator_from_middleware(ConditionalGetMiddleware)
+
+class PublicConditionalGetMiddleware(ConditionalGetMiddleware):
+    """Django's ETag/If-None-Match handling, with the ETag hashed by SHA-1 rather than MD5:
+    twice as fast where the CPU has SHA instructions (a small response's MD5 was a
+    twentieth of its time, docs/api.md), the first 128 bits of it, as long as Django's."""
+
+    def process_response(self, request, response):
+        if (
+            request.method == "GET"
+            and not response.streaming
+            and not response.has_header("ETag")
+            and self.needs_etag(response)
+            and response.content
+        ):
+            digest = hashlib.sha1(response.content, usedforsecurity=False).hexdigest()
+            response.headers["ETag"] = f'"{digest[:32]}"'
+        return super().process_response(request, response)
+
+
+# As a view decorator. It runs after the response is rendered, so the ETag is a hash of the
+# exact body sent: it changes exactly when the content does. A match answers 304 carrying
+# Cache-Control, ETag and Vary. It leaves alone responses marked no-store (errors) and
+# anything but GET.
+conditional_get = decorator_from_middleware(PublicConditionalGetMiddleware)
 
 
 def set_cache_headers(request, response, tags: Iterable[str] = ()) -> None:
@@ -53,13 +73,22 @@ def set_cache_headers(request, response, tags: Iterable[str] = ()) -> None:
     Errors are never stored: a 404 may become a 200 as soon as an editor publishes, and a 429
     belongs to one client, never to a shared cache.
     """
+    fresh = "Cache-Control" not in response  # nearly always: written whole, not patched
     if request.method in ("GET", "HEAD") and 200 <= response.status_code < 300:
-        patch_cache_control(response, public=True, max_age=settings.PUBLIC_API_CACHE_SECONDS)
+        value = f"public, max-age={settings.PUBLIC_API_CACHE_SECONDS}"
         if settings.EDGE_PURGE_BACKEND:
-            patch_cache_control(response, s_maxage=settings.EDGE_CACHE_SECONDS)
+            value = f"{value}, s-maxage={settings.EDGE_CACHE_SECONDS}"
+        if fresh:
+            response.headers["Cache-Control"] = value
+        else:
+            patch_cache_control(response, public=True, max_age=settings.PUBLIC_API_CACHE_SECONDS)
+            if settings.EDGE_PURGE_BACKEND:
+                patch_cache_control(response, s_maxage=settings.EDGE_CACHE_SECONDS)
         value = header_value(tags)
         if value:
             response["Surrogate-Key"] = value
+    elif fresh:
+        response.headers["Cache-Control"] = "no-store"
     else:
         patch_cache_control(response, no_store=True)
 

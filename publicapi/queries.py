@@ -75,16 +75,18 @@ class Statement:
             rows = cursor.fetchall()
         if not self.converters:
             return rows
-        converted = []
-        for row in rows:
-            row = list(row)
-            for position, functions, expression in self.converters:
-                value = row[position]
-                for function in functions:
-                    value = function(value, expression, connection)
-                row[position] = value
-            converted.append(row)
-        return converted
+        return [self.converted(row, connection) for row in rows]
+
+    def converted(self, row, connection, start: int = 0) -> list:
+        """This statement's columns of `row` (from position `start` on) as the ORM gives
+        them."""
+        values = list(row[start : start + len(self.names)])
+        for position, functions, expression in self.converters:
+            value = values[position]
+            for function in functions:
+                value = function(value, expression, connection)
+            values[position] = value
+        return values
 
     def objects(self, **kwargs) -> list[SimpleNamespace]:
         names = self.names
@@ -159,8 +161,14 @@ class Page:
 
 def page(model, queryset, *, offset: int, size: int) -> Page | None:
     """A page of the list (`queryset`, or the whole list if None) with each record's cover,
-    and the count: three queries (two for a search on PostgreSQL), whatever the page size.
-    None past the last page."""
+    and the count: one query, whatever the page size (a second, kept a minute, when the
+    count turns out to be beyond EXACT_COUNT_LIMIT). None past the last page.
+
+    The page is cut first, in a subquery, and only its rows are joined to their covers:
+    joined to the whole list, PostgreSQL would join every public image before sorting and
+    cutting the page (docs/api.md, "Throughput"). The count is the statement's uncorrelated
+    scalar subquery (run once, not per row), left out when no count is needed: a search that
+    knows its results' number already, or a list whose estimate is kept (see _count)."""
     known = None
     if queryset is None:
         rows, counter = _unfiltered(model)
@@ -168,66 +176,103 @@ def page(model, queryset, *, offset: int, size: int) -> Page | None:
         rows = compile_statement(queryset, attnames(model))
         counter = compile_statement(queryset.order_by(), ["id"])
         known = known_count(queryset)
-    records = rows.objects(suffix=" LIMIT %s OFFSET %s", extra=(size + 1, offset))
-    if not records and offset:
+    image_model = KINDS[model][0]
+    covers = _covers(image_model)
+    connection = connections[rows.using]
+    kept = None if known is not None else _kept_estimate(counter)
+    count_sql, count_params = "", []
+    if known is None and kept is None:
+        counted_sql, counted_params = _counted(counter, connection)
+        count_sql, count_params = f", ({counted_sql})", counted_params
+    quote = connection.ops.quote_name
+    cover_columns = ", ".join(f"c.{quote(column(image_model, name))}" for name in covers.names)
+    cover_id = quote(column(model, "cover_id"))
+    sql = (
+        f"SELECT p.*, {cover_columns}{count_sql} FROM ("  # noqa: S608 - our own SQL
+        f"SELECT q.*, ROW_NUMBER() OVER () AS {quote('_n')} "
+        f"FROM ({rows.sql} LIMIT %s OFFSET %s) q"
+        f") p LEFT JOIN {quote(image_model._meta.db_table)} c ON c.{quote('id')} = p.{cover_id} "
+        f"ORDER BY p.{quote('_n')}"
+    )
+    params = [*count_params, *rows.params, size + 1, offset]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        fetched = cursor.fetchall()
+    if not fetched and offset:
         return None
-    has_next = len(records) > size
-    del records[size:]
+    has_next = len(fetched) > size
+    del fetched[size:]
+    # p.* is the page's columns (and any the ORDER BY added to them), then its row number;
+    # the cover's columns and the count follow.
+    cover_at = -len(covers.names) - (1 if count_sql else 0)
+    cover_id_at = cover_at + covers.names.index("id")
+    records = []
+    for row in fetched:
+        record = SimpleNamespace(
+            **dict(zip(rows.names, rows.converted(row, connection), strict=True))
+        )
+        cover = None
+        if row[cover_id_at] is not None:  # null when the join found no cover
+            values = covers.converted(row, connection, start=len(row) + cover_at)
+            cover = SimpleNamespace(**dict(zip(covers.names, values, strict=True)))
+        record.cover = cover
+        records.append(record)
+    shown = len(records)
     if known is not None:  # a search read its results' ids already: no count query
         count = known
+    elif not has_next and (shown or not offset):  # the last page knows the count
+        count = offset + shown
     else:
-        count = _count(counter, offset=offset, shown=len(records), has_next=has_next)
-    covers = _covered(KINDS[model][0], [r.cover_id for r in records if r.cover_id is not None])
-    for record in records:
-        record.cover = covers.get(record.cover_id)
+        counted = kept if kept is not None else fetched[0][-1]
+        count = _count(counter, counted, seen=offset + shown + 1, estimated=kept is not None)
     return Page(records=records, count=count, has_next=has_next)
 
 
-def _covered(image_model, ids: list[int]) -> dict:
-    if not ids:
-        return {}
-    statement = _covers(image_model)
-    connection = connections[statement.using]
-    column = (
-        f"{connection.ops.quote_name(image_model._meta.db_table)}.{connection.ops.quote_name('id')}"
-    )
-    placeholders = ", ".join(["%s"] * len(ids))
-    found = statement.objects(suffix=f" WHERE {column} IN ({placeholders})", extra=tuple(ids))
-    return {image.id: image for image in found}
+def column(model, attname: str) -> str:
+    """The database column of a concrete field, by its attribute name."""
+    return next(f.column for f in model._meta.concrete_fields if f.attname == attname)
 
 
-def _count(counter: Statement, *, offset: int, shown: int, has_next: bool) -> int:
-    """Exact up to EXACT_COUNT_LIMIT; beyond, PostgreSQL's estimate, kept for
-    ESTIMATE_SECONDS, never below what the pages show. The last page knows the exact count.
-    SQLite (the embedded mode's small archives) always counts."""
-    if not has_next and (shown or not offset):
-        return offset + shown
-    connection = connections[counter.using]
+def _counted(counter: Statement, connection) -> tuple[str, list]:
+    """The count's SQL: exact up to EXACT_COUNT_LIMIT + 1 on PostgreSQL; SQLite (the
+    embedded mode's small archives) always counts."""
     if connection.vendor == "postgresql":
         limit = EXACT_COUNT_LIMIT + 1
         sql, params = f"{counter.sql} LIMIT %s", [*counter.params, limit]
     else:
-        limit, sql, params = None, counter.sql, list(counter.params)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT COUNT(*) FROM ({sql}) counted", params)  # noqa: S608 - ours
-        (counted,) = cursor.fetchone()
-    if limit is None or counted < limit:
-        return counted
-    seen = offset + shown + (1 if has_next else 0)
-    return max(_estimate(counter), seen, limit)
+        sql, params = counter.sql, list(counter.params)
+    return f"SELECT COUNT(*) FROM ({sql}) counted", params  # noqa: S608 - ours
+
+
+def _count(counter: Statement, counted: int, *, seen: int, estimated: bool) -> int:
+    """Exact up to EXACT_COUNT_LIMIT; beyond, PostgreSQL's estimate, kept for
+    ESTIMATE_SECONDS (no count at all meanwhile), never below what the pages show."""
+    limit = EXACT_COUNT_LIMIT + 1
+    if not estimated:
+        if connections[counter.using].vendor != "postgresql" or counted < limit:
+            return counted
+        counted = _estimate(counter)
+    return max(counted, seen, limit)
 
 
 _estimates: dict[tuple, tuple[float, int]] = {}
 _estimates_lock = threading.Lock()
 
 
-def _estimate(counter: Statement) -> int:
+def _estimate_key(counter: Statement) -> tuple:
     # A parameter may be a list (a search's candidate ids): keyed by its text.
-    key = (counter.using, counter.sql, repr(counter.params))
-    now = time.monotonic()
-    kept = _estimates.get(key)
-    if kept is not None and now - kept[0] < ESTIMATE_SECONDS:
+    return (counter.using, counter.sql, repr(counter.params), EXACT_COUNT_LIMIT)
+
+
+def _kept_estimate(counter: Statement) -> int | None:
+    """The estimate of a list known to be beyond EXACT_COUNT_LIMIT, while it is kept."""
+    kept = _estimates.get(_estimate_key(counter))
+    if kept is not None and time.monotonic() - kept[0] < ESTIMATE_SECONDS:
         return kept[1]
+    return None
+
+
+def _estimate(counter: Statement) -> int:
     with connections[counter.using].cursor() as cursor:
         cursor.execute("EXPLAIN (FORMAT JSON) " + counter.sql, list(counter.params))
         (plan,) = cursor.fetchone()
@@ -237,7 +282,7 @@ def _estimate(counter: Statement) -> int:
     with _estimates_lock:
         if len(_estimates) > 1000:  # many filter combinations: start again
             _estimates.clear()
-        _estimates[key] = (now, rows)
+        _estimates[_estimate_key(counter)] = (time.monotonic(), rows)
     return rows
 
 

@@ -1,16 +1,15 @@
 """The read-only public API. Every query reads the public_* view models only, so nothing that
 is not published and live can be served (the views decide; see publicapi/sql.py).
 
-Query counts are fixed, whatever the page or album size: a list is the page, a count (none
-on a last page, nor for a search on PostgreSQL) and the page's covers; a detail is one query,
-the record left-joined to its images. Lists and details run statements compiled once
-(publicapi.queries); under load every round trip and every compile costs, which was most of
-what a request cost (bench/public_api.py).
+Query counts are fixed, whatever the page or album size: a list is one statement, the page
+with its covers and the count (none on a last page, nor for a search on PostgreSQL, nor while
+a long list's estimate is kept); a detail is one query, the record left-joined to its
+images. Lists and details run statements compiled once (publicapi.queries): under load every
+round trip and every compile costs.
 
-Covers of a list are fetched by id after the page rather than joined into it: PostgreSQL
-would otherwise join every public image before sorting and cutting the page (on a deep page
-of 40k runways, 0.5 s instead of 0.2 s with 1M images, 1.9 s instead of 0.1 s with 2M; the
-covers query itself takes a millisecond; bench/public_api.py).
+A list's covers are joined to the page after it is cut, not to the list before: PostgreSQL
+would otherwise join every public image before sorting and cutting the page, which on a deep
+page of a large archive costs many times the page itself (the figures are in docs/api.md).
 """
 
 from collections.abc import Mapping

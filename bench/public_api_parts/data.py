@@ -115,9 +115,11 @@ def statements(*, runways: int, runway_images: int, street_images: int) -> list[
             FROM generate_series(1, {snaps}) s, generate_series(0, {street_images - 1}) k
         ) i
         """,
-        f"UPDATE brand_runways SET cover_id = (id - 1) * {runway_images} + 1",
+        # Published records with their bytes in the public store (publicapi's V7 views).
+        f"UPDATE brand_runways SET cover_id = (id - 1) * {runway_images} + 1, "
+        "bytes_public = (status = 'published')",
         f"UPDATE street_snaps SET cover_id = {runways * runway_images} + (id - 1) * "
-        f"{street_images} + 1",
+        f"{street_images} + 1, bytes_public = (status = 'published')",
         *(
             f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"
             for table in (

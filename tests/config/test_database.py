@@ -37,3 +37,31 @@ def test_options_given_in_the_url_are_kept_and_sqlite_gets_none(tmp_path):
         "{'transaction_mode': 'IMMEDIATE', 'timeout': 20, "
         "'init_command': 'PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;'}"
     )
+
+
+@pytest.mark.postgres
+def test_a_connection_the_server_ended_is_noticed_without_a_round_trip():
+    # config.postgresql's health check asks the socket; after pg_terminate_backend the kept
+    # connection is found unusable and the next use opens a new one.
+    database = os.environ["DATABASE_URL"].rpartition("/")[0] + "/postgres"
+    script = (
+        "import psycopg, time;"
+        "from django.db import connections as c;"
+        "db = c['default'];"
+        "print(type(db).__module__);"
+        "cursor = db.cursor(); cursor.execute('SELECT pg_backend_pid()');"
+        "pid = cursor.fetchone()[0];"
+        "print(db.is_usable());"
+        "import os; url = os.environ['DATABASE_URL'].replace('postgres://', 'postgresql://');"
+        "conn = psycopg.connect(url, autocommit=True);"
+        "conn.execute('SELECT pg_terminate_backend(%s)', [pid]); conn.close();"
+        "time.sleep(0.5);"
+        "print(db.is_usable());"
+        "db.close_if_unusable_or_obsolete(); db.health_check_done = False;"
+        "cursor = db.cursor(); cursor.execute('SELECT pg_backend_pid()');"
+        "print(cursor.fetchone()[0] != pid)"
+    )
+
+    lines = run_with_settings(script, {"DATABASE_URL": database}).splitlines()
+
+    assert lines == ["config.postgresql.base", "True", "False", "True"]
