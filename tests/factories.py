@@ -2,10 +2,15 @@
 records never collide unless a test makes them."""
 
 import hashlib
+import io
 
 import factory
+import skimage.data
 from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.utils import timezone
+from PIL import Image
 
 from catalog.models import (
     Brand,
@@ -230,3 +235,40 @@ class MediaSweepFactory(factory.django.DjangoModelFactory):
         model = MediaSweep
 
     started_at = factory.LazyFunction(timezone.now)
+
+
+# --- Photographs: scikit-image's bundled samples, for images whose bytes are really stored ------
+
+PHOTOS = ["astronaut", "coffee", "chelsea", "rocket", "camera", "moon", "coins", "clock"]
+_encoded: dict[str, bytes] = {}
+
+
+def photo_bytes(name: str) -> bytes:
+    """A bundled scikit-image sample as a small JPEG, encoded in memory (cached per run)."""
+    if name not in _encoded:
+        image = Image.fromarray(getattr(skimage.data, name)())
+        image.thumbnail((320, 320))
+        buffer = io.BytesIO()
+        image.convert("RGB").save(buffer, format="JPEG", quality=80)
+        _encoded[name] = buffer.getvalue()
+    return _encoded[name]
+
+
+def distinct_photo(n: int) -> bytes:
+    """A photograph of its own for image n (a sample, shifted by n pixels): every tile of a
+    big album is another file, as in a real album, so the browser cannot reuse one."""
+    base = Image.open(io.BytesIO(photo_bytes(PHOTOS[n % len(PHOTOS)])))
+    shifted = base.crop((n % 37, 0, base.width, base.height))
+    out = io.BytesIO()
+    shifted.save(out, format="JPEG", quality=80)
+    return out.getvalue()
+
+
+def store(key: str, data: bytes) -> str:
+    if not default_storage.exists(key):
+        default_storage.save(key, ContentFile(data))
+    return key
+
+
+def store_photo(name: str, key: str) -> str:
+    return store(key, photo_bytes(name))

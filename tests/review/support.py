@@ -3,48 +3,26 @@ makes them, albums whose images are real photographs in storage, what the ingest
 the catalog on a re-crawl, and a reader for the forms of a rendered admin page."""
 
 import importlib
-import io
 from html.parser import HTMLParser
 from types import SimpleNamespace
 
-import skimage.data
 from django.apps import apps as django_apps
 from django.contrib.auth.models import Group, User
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.db import connection
 from django.test import Client
-from PIL import Image
 
 from catalog.models import Runway, RunwayImage
 from catalog.services import NewImage, RunwayContent
 from tests.factories import (
+    PHOTOS,
     RunwayFactory,
     RunwayImageFactory,
     StreetSnapFactory,
     StreetSnapImageFactory,
+    distinct_photo,
+    store,
+    store_photo,
 )
-
-PHOTOS = ["astronaut", "coffee", "chelsea", "rocket", "camera", "moon", "coins", "clock"]
-_encoded: dict[str, bytes] = {}
-
-
-def photo_bytes(name: str) -> bytes:
-    """A bundled scikit-image sample as a small JPEG, encoded in memory (cached per run)."""
-    if name not in _encoded:
-        image = Image.fromarray(getattr(skimage.data, name)())
-        image.thumbnail((320, 320))
-        buffer = io.BytesIO()
-        image.convert("RGB").save(buffer, format="JPEG", quality=80)
-        _encoded[name] = buffer.getvalue()
-    return _encoded[name]
-
-
-def store_photo(name: str, key: str) -> str:
-    if not default_storage.exists(key):
-        default_storage.save(key, ContentFile(photo_bytes(name)))
-    return key
-
 
 # review's data migrations that make the Editors group, and the function of each.
 EDITORS_GROUP_MIGRATIONS = [
@@ -243,22 +221,6 @@ def log_in(page, live_server, username: str) -> None:
 
 
 # --- Albums for the browser tests (tests/review/test_browser_*.py) --------------------------
-
-
-def store(key: str, data: bytes) -> str:
-    if not default_storage.exists(key):
-        default_storage.save(key, ContentFile(data))
-    return key
-
-
-def distinct_photo(n: int) -> bytes:
-    """A photograph of its own for image n (a sample, shifted by n pixels): every tile of a
-    big album is another file, as in a real album, so the browser cannot reuse one."""
-    base = Image.open(io.BytesIO(photo_bytes(PHOTOS[n % len(PHOTOS)])))
-    shifted = base.crop((n % 37, 0, base.width, base.height))
-    out = io.BytesIO()
-    shifted.save(out, format="JPEG", quality=80)
-    return out.getvalue()
 
 
 def runway_with_looks(looks: int, *, shots: int = 1, **fields) -> Runway:

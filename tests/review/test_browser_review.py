@@ -19,8 +19,8 @@ from playwright.sync_api import expect
 
 from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
 from review.models import ReviewEvent
-from tests.factories import BrandFactory, StreetSnapFactory
-from tests.review.support import distinct_photo, log_in, runway_with_looks, store
+from tests.factories import BrandFactory, StreetSnapFactory, distinct_photo, store
+from tests.review.support import log_in, runway_with_looks
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
