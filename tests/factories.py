@@ -142,6 +142,11 @@ class RunwayFactory(factory.django.DjangoModelFactory):
         _set_cover(runway, made, cover)
 
 
+def images_of(record) -> list:
+    """An album's images in their order, deleted ones included."""
+    return list(record.images.order_by("sort_order"))
+
+
 def _image_values(extracted, fields: dict) -> list[dict]:
     """The fields of each image an album factory's ``images=`` asks for (a count or a list of
     dicts), in order; ``photos=True`` among ``fields``: sample n's bytes for image n."""
