@@ -67,10 +67,6 @@ def store(key: str, data: bytes) -> str:
     return key
 
 
-def store_photo(name: str, key: str) -> str:
-    return store(key, photo_bytes(name))
-
-
 class BrandFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Brand
@@ -229,16 +225,16 @@ class StreetSnapFactory(factory.django.DjangoModelFactory):
     def images(snap, create, extracted, **fields):
         """As RunwayFactory's ``images``, with details: ``images="MdMdd"`` lays the album out
         (M a main image, d a detail of the main before it), and ``images__details=True``
-        with a count alternates main, detail, main, ..."""
+        with a count or a list alternates main, detail, main, ..."""
         if not create or extracted is None:
             return
         cover = fields.pop("cover", 0)
+        count = len(extracted) if isinstance(extracted, list | str) else extracted
         if isinstance(extracted, str):
             layout = extracted
-        elif fields.pop("details", False):
-            layout = ("Md" * extracted)[:extracted]
         else:
-            layout = "M" * len(extracted) if isinstance(extracted, list) else "M" * extracted
+            layout = ("Md" if fields.pop("details", False) else "M") * count
+        layout = layout[:count]
         made: list[StreetSnapImage] = []
         main = None
         specs = extracted if isinstance(extracted, list) else len(layout)

@@ -11,17 +11,12 @@ from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.test import Client
 
-from catalog.models import Runway, RunwayImage
+from catalog.models import Runway
 from catalog.services import NewImage, RunwayContent
 from tests.factories import (
-    PHOTOS,
     RunwayFactory,
-    RunwayImageFactory,
     StreetSnapFactory,
-    StreetSnapImageFactory,
     distinct_photo,
-    store,
-    store_photo,
 )
 
 # review's data migrations that make the Editors group, and the function of each.
@@ -50,51 +45,25 @@ def editors_group() -> Group:
 def make_runway(
     images: int = 3, *, duplicate: bool = False, renditions_made: bool = False, **fields
 ):
-    """A runway of `images` photographs; `renditions_made`: as the renditions job leaves
-    these small ones (narrower than 400 px: shown as they are), else as ingest leaves them
-    (no thumbnail yet: the pages show placeholders)."""
-    runway = RunwayFactory(**fields)
-    made_by_renditions = {"rendition_status": "done", "width": 320} if renditions_made else {}
-    made = [
-        RunwayImageFactory(
-            runway=runway,
-            sort_order=n,
-            look_index=n // 2 + 1,
-            storage_key=store_photo(PHOTOS[n % len(PHOTOS)], f"images/runway/{PHOTOS[n % 8]}.jpg"),
-            **made_by_renditions,
-        )
-        for n in range(images)
-    ]
-    if duplicate and len(made) > 1:
-        made[-1].is_duplicate = True
-        made[-1].dup_of = made[0]
-        made[-1].save()
-    runway.cover = made[0] if made else None
-    runway.image_count = len(made)
-    runway.save()
-    return runway
+    """A runway of `images` photographs, two to a look; `renditions_made`: as the renditions
+    job leaves these small ones (narrower than 400 px: shown as they are), else as ingest
+    leaves them (no thumbnail yet: the pages show placeholders)."""
+    made_by_renditions = (
+        {"images__rendition_status": "done", "images__width": 320} if renditions_made else {}
+    )
+    return RunwayFactory(
+        images=images,
+        images__photos=True,
+        images__shots=2,
+        images__duplicate=duplicate,
+        **made_by_renditions,
+        **fields,
+    )
 
 
 def make_street_snap(images: int = 4, *, details: bool = True, **fields):
     """Images alternate main, detail, main, detail, ... (each detail under the main before)."""
-    snap = StreetSnapFactory(**fields)
-    made = []
-    for n in range(images):
-        parent = made[-1] if details and n % 2 == 1 else None
-        made.append(
-            StreetSnapImageFactory(
-                street_snap=snap,
-                sort_order=n,
-                parent=parent,
-                storage_key=store_photo(
-                    PHOTOS[n % len(PHOTOS)], f"images/street/{PHOTOS[n % 8]}.jpg"
-                ),
-            )
-        )
-    snap.cover = made[0] if made else None
-    snap.image_count = len(made)
-    snap.save()
-    return snap
+    return StreetSnapFactory(images=images, images__details=details, images__photos=True, **fields)
 
 
 def recrawled_image(ingest_job_id: int) -> NewImage:
@@ -224,21 +193,13 @@ def log_in(page, live_server, username: str) -> None:
 
 
 def runway_with_looks(looks: int, *, shots: int = 1, **fields) -> Runway:
-    runway = RunwayFactory(**fields)
-    images = RunwayImage.objects.bulk_create(
-        RunwayImage(
-            runway=runway,
-            sort_order=n,
-            look_index=n // shots + 1,
-            storage_key=store(f"images/look/{runway.pk}-{n}.jpg", data := distinct_photo(n)),
-            width=300,
-            height=320,
-            byte_size=len(data),
-            # Made, and none 400 wide: the tile shows the small photo as it is.
-            rendition_status="done",
-        )
-        for n in range(looks * shots)
+    """A runway of `looks` looks of `shots` photographs each, every one a file of its own."""
+    return RunwayFactory(
+        images=[{"photo": distinct_photo(n)} for n in range(looks * shots)],
+        images__shots=shots,
+        # Made, and none 400 wide: the tile shows the small photo as it is.
+        images__rendition_status="done",
+        images__width=300,
+        images__height=320,
+        **fields,
     )
-    runway.cover, runway.image_count = images[0], len(images)
-    runway.save()
-    return runway
