@@ -34,6 +34,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    # Swagger UI's files, served from our static files: /api/docs/ works offline.
+    "drf_spectacular_sidecar",
     "django_rq",
     "axes",
     "catalog",
@@ -386,7 +388,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BODY_BYTES
 
 # --- REST framework and the public API ------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.openapi.AutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
@@ -410,10 +412,16 @@ SPECTACULAR_SETTINGS = {
         "max-age=<seconds>` (60 by default); send the ETag back in `If-None-Match` for a "
         '`304`. Errors are `{"status", "code", "detail", "errors"}` and never cached. '
         "Clients are throttled (120 requests a minute by default): `429` with `Retry-After`. "
-        "Image `url`s are absolute."
+        "Image `url`s are absolute.\n\n"
+        "The schema itself: [as JSON](/api/schema.json) (to read in a browser) or "
+        "[as YAML](/api/schema/) (to download)."
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI from drf-spectacular-sidecar's static files, not from a public CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 PUBLIC_API_CACHE_SECONDS = env.int("PUBLIC_API_CACHE_SECONDS", default=60)
 # "Similar images": at most this many differing hash bits (0-15; the band scheme's limit).

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
+from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiJsonRenderer2
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config import media
@@ -14,11 +15,19 @@ class SchemaView(SpectacularAPIView):
         return None
 
 
+class JSONSchemaView(SchemaView):
+    """The same schema as JSON, served as application/json first so that a browser shows it
+    rather than downloading a file (the docs page links to it)."""
+
+    renderer_classes = [OpenApiJsonRenderer2, OpenApiJsonRenderer]
+
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/ingest/v1/", include("ingest.urls")),
     path("api/v1/", include("publicapi.urls")),
     path("api/schema/", SchemaView.as_view(), name="schema"),
+    path("api/schema.json", JSONSchemaView.as_view(), name="schema-json"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     # Browsers ask for it on every page, the admin's included.
     path("favicon.ico", media.favicon),

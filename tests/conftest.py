@@ -1,4 +1,5 @@
 import os
+import threading
 import uuid
 
 import pytest
@@ -47,6 +48,36 @@ def _plain_http_for_the_live_server():
     # test is redirected to https that the live server does not speak.
     with override_settings(SECURE_SSL_REDIRECT=False):
         yield
+
+
+@pytest.fixture(scope="session")
+def live_server(request):
+    """pytest-django's live server, one request at a time on an in-memory SQLite database.
+
+    There the server's threads all use the test's one connection (the database lives in it),
+    and SQLite cannot serve two threads on one connection at once: since the media route reads
+    the database for every image, a browser's parallel image requests failed with
+    "bad parameter or other API misuse". On PostgreSQL each thread has its own connection and
+    nothing is serialised.
+    """
+    from pytest_django.live_server_helper import LiveServer
+
+    addr = request.config.getvalue("liveserver") or os.getenv(
+        "DJANGO_LIVE_TEST_SERVER_ADDRESS", "localhost"
+    )
+    server = LiveServer(addr, start=False)
+    if server.thread.connections_override:
+        one_at_a_time = threading.Lock()
+
+        class SerialisedHandler(server.thread.static_handler):
+            def __call__(self, environ, start_response):
+                with one_at_a_time:
+                    return super().__call__(environ, start_response)
+
+        server.thread.static_handler = SerialisedHandler
+    server.start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture(autouse=True)
