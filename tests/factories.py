@@ -126,9 +126,7 @@ class RunwayFactory(factory.django.DjangoModelFactory):
         cover = fields.pop("cover", 0)
         made = [
             RunwayImageFactory(
-                runway=runway,
-                **({"look_index": n // shots + 1} if shots else {}),
-                **values,
+                runway=runway, **({"look_index": n // shots + 1} if shots else {}) | values
             )
             for n, values in enumerate(_image_values(extracted, fields))
         ]
