@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The one image of the stack (compose.yaml): the web app by default (gunicorn, workers from
 # WEB_CONCURRENCY); the same image runs the worker, the scheduler and migrations:
-#   docker run ... python manage.py rqworker ingest maintenance --with-scheduler
+#   docker run ... python manage.py rqworker visibility ingest renditions maintenance --with-scheduler
 #   docker run ... python manage.py rqcron config.cron
 #   docker run ... python manage.py migrate --no-input
 # docs/operations.md says in which order.

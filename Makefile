@@ -20,7 +20,7 @@ lint:  ## ruff, the import contracts and mypy (the static part of `make test`)
 	.venv/bin/mypy
 
 worker:  ## an rq worker for every queue (needs REDIS_URL)
-	.venv/bin/python manage.py rqworker visibility ingest maintenance --with-scheduler
+	.venv/bin/python manage.py rqworker visibility ingest renditions maintenance --with-scheduler
 
 scheduler:  ## rq's cron scheduler: enqueues reconcile, purge_webhook_ids, gc_media (needs REDIS_URL)
 	.venv/bin/python manage.py rqcron config.cron

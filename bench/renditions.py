@@ -338,7 +338,7 @@ def backfill(workers: int, record: str, env: dict[str, str], extra: dict[str, st
     """Images/s of `manage.py renditions --force` in a process of its own (libvips reads
     VIPS_CONCURRENCY when it starts), from its own progress line: start-up is not counted."""
     run = subprocess.run(  # noqa: S603 - our own manage.py
-        [sys.executable, "manage.py", "renditions", "--force", "--record", record]
+        [sys.executable, "manage.py", "renditions", "--here", "--force", "--record", record]
         + ["--workers", str(workers)],
         cwd=ROOT,
         env={**env, **extra},

@@ -92,10 +92,11 @@ def renditions_waiting() -> Renditions:
 
 def renditions_queue_length() -> int | None:
     """The jobs waiting in the renditions rq queue, read by its name (RENDITIONS_QUEUE,
-    `renditions` by default) on the jobs' Redis."""
+    `renditions` by default) on the jobs' Redis. With RENDITIONS_QUEUE set to the ingest
+    queue's name (the old routing), that count includes the ingest jobs waiting."""
     if not settings.REDIS_URL:
         return None  # the embedded mode: renditions are made in-process, no queue
-    name = getattr(settings, "RENDITIONS_QUEUE", "renditions")
+    name = settings.RENDITIONS_QUEUE
     try:
         return Queue(name, connection=django_rq.get_connection(settings.INGEST_QUEUE)).count
     except RedisError as error:

@@ -7,7 +7,8 @@ Two sources, so that every number is right however many processes serve and work
   (from the jobs' reports), near-duplicate flags (from the image rows). rq forks a
   work-horse per job, on other machines than the web: counters kept in those processes would
   be lost or need a shared folder; the rows are already shared.
-- Queue depths are read from Redis at scrape time.
+- Queue depths, and the age of each queue's oldest waiting job, are read from Redis at scrape
+  time.
 - Public API requests by view and status are counted where they happen, in the web
   processes: a prometheus-client counter, in multiprocess mode under gunicorn
   (``PROMETHEUS_MULTIPROC_DIR``, set by config/gunicorn.py), so a scrape that reaches any
@@ -18,7 +19,7 @@ import hmac
 import logging
 import os
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -251,6 +252,13 @@ class ArchiveCollector:
             "waiting for their backoff).",
             labels=["queue", "state"],
         )
+        age = GaugeMetricFamily(
+            "archive_rq_oldest_job_age_seconds",
+            "Seconds the oldest job waiting on each queue has waited (0: none waits). A new "
+            "album waits on ingest; a growing renditions age is a backlog the workers serve "
+            "after ingest (docs/operations.md, Queues).",
+            labels=["queue"],
+        )
         up = GaugeMetricFamily("archive_redis_up", "1 when Redis answered this scrape.")
         try:
             # Skipped while the breaker is open (config.breaker): a Redis that hangs must not
@@ -264,13 +272,35 @@ class ArchiveCollector:
                     depth.add_metric([name, "scheduled"], queue.scheduled_job_registry.count)
                     depth.add_metric([name, "started"], queue.started_job_registry.count)
                     depth.add_metric([name, "failed"], queue.failed_job_registry.count)
+                    age.add_metric([name], _oldest_age(queue))
         except RedisError:
             up.add_metric([], 0)
             yield up
             return
         up.add_metric([], 1)
         yield depth
+        yield age
         yield up
+
+
+# The jobs looked at from the head of a queue for the oldest: rq appends new jobs at the tail,
+# but the rest of an album a renditions job left for ingest goes back to the head.
+_OLDEST_AMONG = 10
+
+
+def _oldest_age(queue) -> float:
+    from rq.job import Job
+
+    ids = queue.get_job_ids(0, _OLDEST_AMONG - 1)
+    times = [
+        job.enqueued_at
+        for job in Job.fetch_many(ids, connection=queue.connection)
+        if job is not None and job.enqueued_at is not None
+    ]
+    if not times:
+        return 0.0
+    oldest = min(t if t.tzinfo else t.replace(tzinfo=UTC) for t in times)
+    return max(0.0, (datetime.now(UTC) - oldest).total_seconds())
 
 
 def _histogram(name, documentation, queryset, expression, buckets):

@@ -143,7 +143,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Jobs (rq through django-rq) ------------------------------------------------------------
 # Unset REDIS_URL = the embedded mode: ingest jobs run in-process after the request's
 # transaction commits (see ingest.services). Set = jobs go to the `ingest` queue and a worker
-# (`python manage.py rqworker ingest maintenance --with-scheduler`) runs them.
+# (`python manage.py rqworker visibility ingest renditions maintenance --with-scheduler`) runs
+# them, taking from the queues in that order.
 REDIS_URL = env.str("REDIS_URL", default="")
 _rq_url = REDIS_URL or "redis://127.0.0.1:6379/0"
 # Enqueueing happens in the request that accepted a job (after commit): a Redis that drops
@@ -163,6 +164,12 @@ RQ_QUEUES = {
     "maintenance": {"URL": _rq_url, "DEFAULT_TIMEOUT": 3600},
 }
 RQ_QUEUES.setdefault(INGEST_QUEUE, {"URL": _rq_url, "DEFAULT_TIMEOUT": INGEST_JOB_TIMEOUT})
+# The queue the renditions jobs go to (the follow-up of each ingested album, the catch-up,
+# `manage.py renditions`): served after `ingest`, so a new album never waits behind the
+# renditions of those before it (docs/operations.md, "Queues"). Set to the ingest queue's name,
+# they share it as before (bench/burst.py measures both).
+RENDITIONS_QUEUE = env.str("RENDITIONS_QUEUE", default="renditions")
+RQ_QUEUES.setdefault(RENDITIONS_QUEUE, {"URL": _rq_url, "DEFAULT_TIMEOUT": INGEST_JOB_TIMEOUT})
 # Seconds between the heartbeats a worker sends while it runs a job (rq's job monitoring
 # interval); reconcile takes a started job whose heartbeats stopped for 3 of them as lost.
 INGEST_WORKER_HEARTBEAT_SECONDS = env.int("INGEST_WORKER_HEARTBEAT_SECONDS", default=30)
@@ -316,7 +323,7 @@ CLOUDFRONT_ENDPOINT_URL = env.str("CLOUDFRONT_ENDPOINT_URL", default="") or None
 # (s-maxage): every change purges them. Browsers keep the short max-age.
 EDGE_CACHE_SECONDS = env.int("EDGE_CACHE_SECONDS", default=86400)
 # --- Renditions ---------------------------------------------------------------------------
-# Each ingested album gets a follow-up job on the ingest queue that makes its images' WebP
+# Each ingested album gets a follow-up job on the renditions queue that makes its images' WebP
 # renditions, placeholder and colour (catalog.services.renditions). Off: only `manage.py
 # renditions`.
 RENDITIONS_AT_INGEST = env.bool("RENDITIONS_AT_INGEST", default=True)
@@ -336,7 +343,7 @@ INGEST_MAX_IMAGES = env.int("INGEST_MAX_IMAGES", default=500)
 INGEST_MAX_BODY_BYTES = env.int("INGEST_MAX_BODY_BYTES", default=1024 * 1024)
 INGEST_MAX_IMAGE_BYTES = env.int("INGEST_MAX_IMAGE_BYTES", default=25 * 1024 * 1024)
 INGEST_MAX_IMAGE_PIXELS = env.int("INGEST_MAX_IMAGE_PIXELS", default=64_000_000)
-# Decoded pixels all of a worker's parallel downloads may hold at once (ingest/memory.py); an
+# Decoded pixels all of a worker's parallel downloads may hold at once (catalog/memory.py); an
 # image whose decode alone needs more is refused. With the bodies (INGEST_DOWNLOAD_WORKERS x
 # INGEST_MAX_IMAGE_BYTES) it bounds a worker's memory: measured in docs/hashing.md.
 INGEST_DECODE_MEMORY_BYTES = env.int("INGEST_DECODE_MEMORY_BYTES", default=256 * 1024 * 1024)

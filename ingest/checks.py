@@ -8,9 +8,10 @@ import math
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
+from catalog.memory import MIB
 from ingest.auth import SECRET_MIN_BYTES, load_secrets
 from ingest.hashing import band_probes
-from ingest.memory import MIB, pixels_cost
+from ingest.memory import pixels_cost
 
 
 @register()

@@ -3,8 +3,9 @@ fetcher, check and hash each, and store it under its content-addressed key; then
 outcomes into stored images, refusals and repeats for the report.
 
 A transient error of one image (a timeout, a 5xx) is tried again inside the job, a few times
-with a short backoff within the download budget; then that image is an issue and the job goes
-on with the survivors.
+with a short backoff, within the image's deadline (the tries share it: one that expired is not
+tried again) and the download budget; then that image is an issue and the job goes on with the
+survivors.
 """
 
 import dataclasses
@@ -17,11 +18,12 @@ from typing import Any, cast
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
+from catalog.memory import decode_budget
 from catalog.storage import image_store, stored_objects_renew
 from catalog.text import truncate
 from ingest.fetching import FetchError, FetchPolicy, fetch
 from ingest.hashing import PHASH_ALGORITHM, AnalysedImage, ImageRefused, analyse_image
-from ingest.memory import decode_budget, decode_reservation
+from ingest.memory import decode_reservation
 from ingest.report import Report
 
 
@@ -182,13 +184,21 @@ def _download_tries(
     retry: ImageRetry,
     stop: threading.Event,
 ) -> Outcome:
-    """One image, tried again after a transient failure while tries and the budget last."""
+    """One image, tried again after a transient failure while tries, the image's deadline and
+    the budget last.
+
+    The tries share the image's deadline (``policy.total_deadline``, SPEC's 30 s *in all* per
+    image): a try gets what the ones before it left, so a deadline that expired is never
+    tried again, and a 5xx or a reset is tried again only within the image's time.
+    """
+    image_ends_at = time.monotonic() + policy.total_deadline
     pause = retry.backoff
     for attempt in range(1, retry.tries + 1):
-        outcome = _download_one(url, policy, max_pixels, budget, db_lock)
+        outcome = _download_one(url, policy, max_pixels, budget, db_lock, image_ends_at)
         if not (isinstance(outcome, Refusal) and outcome.transient):
             return outcome
-        if attempt == retry.tries or budget.remaining() <= pause or stop.wait(pause):
+        left = min(budget.remaining(), image_ends_at - time.monotonic())
+        if attempt == retry.tries or left <= pause or stop.wait(pause):
             break
         pause *= 2
     # Every other outcome returned in the loop, which ran at least once.
@@ -204,17 +214,28 @@ def _download_one(
     max_pixels: int,
     budget: DownloadBudget,
     db_lock: threading.Lock,
+    image_ends_at: float,
 ) -> Outcome:
     remaining = budget.remaining()
     if remaining <= 0:
         return Refusal(f"not downloaded: {budget.reason}", transient=True)
-    capped = remaining < policy.total_deadline
+    image_left = image_ends_at - time.monotonic()
+    if image_left <= 0:
+        return Refusal(_image_deadline_reason(policy), transient=True)
     try:
-        # An image started near the end gets what is left of the budget, not its full deadline.
-        fetched = fetch(url, policy=replace(policy, total_deadline=remaining) if capped else policy)
+        # A try gets what is left of the image's deadline, and an image started near the end
+        # of the job's budget what is left of that.
+        left = min(remaining, image_left)
+        fetched = fetch(
+            url,
+            policy=replace(policy, total_deadline=left) if left < policy.total_deadline else policy,
+        )
     except FetchError as exc:
-        if capped and exc.transient and budget.remaining() <= 0:
+        if exc.transient and budget.remaining() <= 0 and remaining < image_left:
             return Refusal(f"download cut off: {budget.reason}", transient=True)
+        if exc.transient and time.monotonic() >= image_ends_at:
+            # Said with the image's whole deadline, not the part of it this try had.
+            return Refusal(_image_deadline_reason(policy), transient=True)
         return Refusal(exc.reason, exc.transient)
     try:
         # Only the bytes decide what this is; the Content-Type the server claimed does not.
@@ -232,6 +253,10 @@ def _download_one(
     except Exception as exc:  # noqa: BLE001 - boto3, OSError, ...: any storage error is retried
         return StorageFailure(f"{type(exc).__name__}: {truncate(exc, 300)}")
     return Downloaded(analysed=analysed, storage_key=key)
+
+
+def _image_deadline_reason(policy: FetchPolicy) -> str:
+    return f"deadline of {policy.total_deadline:g}s exceeded"
 
 
 @dataclass

@@ -48,10 +48,10 @@ def ingest_jobs_reconcile(*, now: datetime | None = None) -> ReconcileResult:
        database, so neither a Redis outage nor a Redis that came back empty makes a healthy
        execution look dead.
     2. A queued or stale job that is not on the queue - it never reached Redis (down at
-       accept time), Redis lost it (a restart without persistence), or a worker took it and
-       died before the pipeline claimed it - is enqueued again. Jobs younger than
-       INGEST_RECONCILE_GRACE_SECONDS are left alone: their on-commit enqueue may still be
-       under way.
+       accept time), Redis lost it (a restart without persistence), a worker took it and
+       died before the pipeline claimed it, or its rq retry is overdue with no scheduler to
+       move it - is enqueued again. Jobs younger than INGEST_RECONCILE_GRACE_SECONDS are
+       left alone: their on-commit enqueue may still be under way.
     """
     now = now or timezone.now()
     result = ReconcileResult()
@@ -134,8 +134,8 @@ def _still_on_queue(job_id: int, enqueued_at: datetime, stale_before: datetime) 
 
 
 def _rq_job_waiting(job_id: int) -> bool:
-    """Whether the job's rq job will still be run: on the queue, scheduled for a retry, or
-    taken by a worker that is alive.
+    """Whether the job's rq job will still be run: on the queue, scheduled for a retry that a
+    scheduler will move to the queue, or taken by a worker that is alive.
 
     rq's status alone does not say so. A worker killed outright (SIGKILL, OOM, a lost node)
     leaves its job STARTED, and rq's own cleanup notices only at its next maintenance run
@@ -150,7 +150,9 @@ def _rq_job_waiting(job_id: int) -> bool:
     except NoSuchJobError:
         return False
     status = rq_job.get_status()
-    if status in {JobStatus.SCHEDULED, JobStatus.DEFERRED}:
+    if status == JobStatus.SCHEDULED:
+        return _scheduled_in_time(queue, rq_job)
+    if status == JobStatus.DEFERRED:
         return True
     if status == JobStatus.QUEUED:
         return _on_queue(queue, rq_job)
@@ -167,6 +169,21 @@ def _rq_job_waiting(job_id: int) -> bool:
         heartbeat = heartbeat.replace(tzinfo=UTC)
     silent = (datetime.now(tz=UTC) - heartbeat).total_seconds()
     return silent <= 3 * settings.INGEST_WORKER_HEARTBEAT_SECONDS
+
+
+def _scheduled_in_time(queue, rq_job) -> bool:
+    """A SCHEDULED rq job (a retry waiting out its interval) is on its way until its time is
+    more than 3 heartbeat intervals past: a live rq scheduler moves a due job to the queue
+    within a second. One overdue longer has no scheduler: the worker holding rq's scheduler
+    lock was killed, and the others take the role over only once the lock expired and their
+    own maintenance comes round. Enqueued again, it leaves the scheduled registry in the same
+    transaction (ingest_job_enqueue), so a scheduler that comes back does not deliver it too.
+    """
+    score = queue.connection.zscore(queue.scheduled_job_registry.key, rq_job.id)
+    if score is None:
+        return False  # in no registry: nothing will ever move it to the queue
+    overdue = time.time() - float(score)
+    return overdue <= 3 * settings.INGEST_WORKER_HEARTBEAT_SECONDS
 
 
 def _on_queue(queue, rq_job) -> bool:

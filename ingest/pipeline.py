@@ -17,8 +17,10 @@ backoff within the download budget; then that image is an issue and the job goes
 survivors, on its first attempt. Job-level transient errors (storage, database connection,
 rq's job timeout, or every image of the album failing transiently: the site is down) release
 the job and raise, so rq retries it with backoff; the images the attempt stored are kept on the
-job row and not downloaded again. On the last attempt they end the job instead, with a report
-of what was received, stored and refused. Permanent ones never raise to rq.
+job row and not downloaded again; a release the database is away for waits for its return (as
+long as the job's lease lives), so that rq's retry finds the job released. On the last attempt
+they end the job instead, with a report of what was received, stored and refused. Permanent
+ones never raise to rq.
 
 This module runs a job and sorts its errors; the steps live beside it: `planning` (2, 3, with
 the two kinds in `kinds`), `downloads` (4), `writing` (5, 6). The job's exceptions are in
@@ -27,6 +29,8 @@ through their modules, so a test can stand in for one step.
 """
 
 import logging
+import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
@@ -62,6 +66,9 @@ from ingest.writing import LostRace
 logger = logging.getLogger(__name__)
 
 Status = IngestJob.Status
+
+# The longest pause between two tries to reach a database that went away.
+DATABASE_BACK_PAUSE = 1.0
 
 
 # --- Entry point -----------------------------------------------------------------------------
@@ -109,22 +116,27 @@ def _attempt(claim: Claim, *, final_attempt: bool) -> str:
         except Superseded:
             return _superseded(claim)  # another execution decides, and retries if need be
         except DatabaseError:
-            # The database is still unreachable. rq still retries on the original error; the
-            # row stays running and the retry's claim takes it over.
+            # The database stayed away longer than the lease lives: rq still retries on the
+            # original error, and the retry's claim takes over the silent lease.
             logger.warning("ingest job %s: could not hand the job back", job_id, exc_info=True)
         raise
     except (OperationalError, InterfaceError) as exc:
-        # The database went away (or deadlocked): retry like any transient error. Recording
-        # that may fail too; then the row stays running, and the next attempt (rq's retry, or
+        # The database went away (or deadlocked): retry like any transient error, once the
+        # job is handed back (_once_the_database_answers). If the database stays away longer
+        # than the lease lives, the row stays running, and the next attempt (rq's retry, or
         # reconcile's reclaim) takes it over.
         error = f"database error: {truncate(exc, 300)}"
         try:
             if final_attempt:
-                _reconnect()
-                return _end(claim, JobEnd(Status.FAILED, "database_error", error), report)
+                return _once_the_database_answers(
+                    claim,
+                    lambda: _end(claim, JobEnd(Status.FAILED, "database_error", error), report),
+                )
             _hand_back(claim, error, downloaded)
-        except (DatabaseError, Superseded):
-            pass
+        except Superseded:
+            pass  # another execution owns the job
+        except DatabaseError:
+            logger.warning("ingest job %s: could not record the database error", job_id)
         raise
     except Exception as exc:
         # A bug, not the input: fail readably on the row (never retry a bug on a loop) and log
@@ -135,17 +147,45 @@ def _attempt(claim: Claim, *, final_attempt: bool) -> str:
 
 
 def _hand_back(claim: Claim, error: str, downloaded: dict[str, dict[str, Any]]) -> None:
-    """Release the job for rq's retry, on a fresh connection if the error broke this one.
+    """Release the job (and so its lease) for rq's retry, once the database answers."""
+    _once_the_database_answers(
+        claim, lambda: ingest_job_release(claim=claim, error=error, downloaded=downloaded)
+    )
 
-    A job left running because its hand-back failed looks, to the next claim, like one whose
-    worker died; a dropped connection (a database restart, pg_terminate_backend) is usually
-    followed at once by a working one, so one reconnect avoids that.
+
+def _once_the_database_answers[T](claim: Claim, write: Callable[[], T]) -> T:
+    """Run ``write``, the end of an execution (its hand-back, or its end as failed), as soon
+    as the database answers: at once, usually; on a fresh connection if the error broke this
+    one (a database restart, pg_terminate_backend); or, while the database is away (a
+    failover, a network blip), once it is back, for as long as the job's lease lives.
+
+    An execution that gives up leaves its job running under a live lease: rq's retry would
+    find it "already running", do nothing, and the job would wait for reconcile to reclaim it
+    as a dead worker's, a lost execution (three fail it as worker_died). Waiting here makes a
+    blip cost one retry. Past the lease's life (3 heartbeat intervals without a renewal: the
+    renewals fail as well) the lease is silent, and the retry's claim takes the job over.
     """
-    try:
-        ingest_job_release(claim=claim, error=error, downloaded=downloaded)
-    except (OperationalError, InterfaceError):
-        _reconnect()
-        ingest_job_release(claim=claim, error=error, downloaded=downloaded)
+    patience = 3 * settings.INGEST_WORKER_HEARTBEAT_SECONDS
+    deadline = time.monotonic() + patience
+    tries = 0
+    while True:
+        try:
+            return write()
+        except (OperationalError, InterfaceError):
+            # At once on a fresh connection, then every 0.25, 0.5, 1, 1... seconds.
+            pause = min(0.25 * 2 ** (tries - 1), DATABASE_BACK_PAUSE) if tries else 0.0
+            if time.monotonic() + pause > deadline:
+                raise
+            if tries == 1:  # a fresh connection failed too: the database is away
+                logger.warning(
+                    "ingest job %s: database unavailable; recording how the attempt ended "
+                    "once it is back (trying for up to %ss)",
+                    claim.job_id,
+                    patience,
+                )
+            _reconnect()
+            time.sleep(pause)
+            tries += 1
 
 
 def _reconnect() -> None:

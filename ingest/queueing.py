@@ -17,6 +17,7 @@ from django_rq import get_queue
 from redis.exceptions import RedisError
 from rq import Retry
 
+from catalog.jobs import RUN_RENDITIONS, renditions_job_enqueue
 from config.breaker import redis as redis_breaker
 from ingest import thread_pool
 from ingest.models import IngestJob
@@ -26,7 +27,6 @@ logger = logging.getLogger(__name__)
 # The tasks, by the path rq records in each job (Job.func_name).
 RUN_INGEST_JOB = "ingest.tasks.run_ingest_job"
 RUN_INGEST_JOB_IN_PROCESS = "ingest.tasks.run_ingest_job_in_process"
-RUN_RENDITIONS = "catalog.tasks.run_renditions"
 RUN_MEDIA_SYNC = "catalog.tasks.run_media_sync"
 # The visibility job's one rq id: a burst of changes asks for one waiting run, not one each.
 VISIBILITY_JOB_ID = "visibility-sync"
@@ -71,6 +71,9 @@ def ingest_job_enqueue(*, job_id: int) -> bool:
             # finished, and does nothing (ingest_job_claim).
             pipe.multi()
             pipe.lrem(queue.key, 0, rq_job_id(job_id))
+            # A retry rq scheduled and no scheduler moved (reconcile's overdue ones) is
+            # enqueued here instead, not by a scheduler that comes back as well.
+            pipe.zrem(queue.scheduled_job_registry.key, rq_job_id(job_id))
             queue.enqueue(
                 RUN_INGEST_JOB,
                 job_id,
@@ -88,32 +91,27 @@ def ingest_job_enqueue(*, job_id: int) -> bool:
     return True
 
 
-def renditions_enqueue(*, kind: str, record_id: int) -> bool:
-    """Hand the renditions of one album to a worker: the `ingest` rq queue (retried with
+def renditions_enqueue(*, kind: str, record_id: int, force: bool = False) -> bool:
+    """Hand the renditions of one album to a worker: the `renditions` rq queue (retried with
     backoff on storage errors), or the in-process runner in the embedded mode. Returns whether
     it was handed over; never raises: an album whose renditions never ran is shown with its
-    originals, and `manage.py renditions` makes them later.
+    originals, and `manage.py renditions` makes them later. ``force`` makes them again for
+    images that have them (`manage.py renditions --force`).
 
     A follow-up job rather than a step of the ingest job: bench/renditions.py measured the
     album reaching the review queue about as fast as without renditions this way, where
     rendering inside the job would delay it by the whole album's rendering time
-    (docs/renditions.md).
+    (docs/renditions.md). On a queue of its own that workers serve after `ingest`: a new
+    album starts as soon as a worker is done with the renditions job in hand, not after every
+    one waiting (bench/burst.py, docs/operations.md).
     """
-    if not settings.RENDITIONS_AT_INGEST:
+    if not settings.RENDITIONS_AT_INGEST and not force:
         return False
     if not settings.REDIS_URL:
-        thread_pool.submit(RUN_RENDITIONS, kind, record_id)
+        thread_pool.submit(RUN_RENDITIONS, kind, record_id, *([True] if force else []))
         return True
-    intervals = settings.INGEST_RETRY_INTERVALS
     try:
-        get_queue(settings.INGEST_QUEUE, commit_mode="auto").enqueue(
-            RUN_RENDITIONS,
-            kind,
-            record_id,
-            retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
-            job_timeout=settings.INGEST_JOB_TIMEOUT,
-            description=f"renditions of {kind} {record_id}",
-        )
+        renditions_job_enqueue(kind=kind, record_id=record_id, force=force)
     except RedisError:
         logger.warning("renditions of %s %s: Redis unavailable; not enqueued", kind, record_id)
         return False

@@ -121,7 +121,7 @@ def gc_media() -> str:
 
 
 # Albums per catch-up run: a backlog (Redis down for an hour of crawling) drains over a few runs
-# instead of flooding the ingest queue ahead of new albums.
+# instead of flooding the renditions queue ahead of new albums' renditions.
 RENDITIONS_CATCH_UP_ALBUMS = 50
 
 

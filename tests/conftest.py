@@ -148,9 +148,12 @@ def rq_queue(settings):
     name = f"ingest-test-{uuid.uuid4().hex[:10]}"
     settings.REDIS_URL = TEST_REDIS_URL
     settings.INGEST_QUEUE = name
+    # Its renditions queue too (the `renditions_queue` fixture), named after it.
+    settings.RENDITIONS_QUEUE = f"{name}-renditions"
     settings.RQ_QUEUES = {
         **settings.RQ_QUEUES,
         name: {"URL": TEST_REDIS_URL, "DEFAULT_TIMEOUT": 120},
+        settings.RENDITIONS_QUEUE: {"URL": TEST_REDIS_URL, "DEFAULT_TIMEOUT": 120},
     }
     queue = django_rq.get_queue(name)
     yield queue
@@ -166,6 +169,14 @@ def rq_queue(settings):
     for key in list(redis.scan_iter(match="rq:scheduler:*", count=1000)):
         if redis.type(key) == b"hash" and name.encode() in (redis.hget(key, "queues") or b""):
             redis.delete(key)
+
+
+@pytest.fixture
+def renditions_queue(rq_queue, settings):
+    """The renditions queue of ``rq_queue``'s test (cleaned up with it)."""
+    import django_rq
+
+    return django_rq.get_queue(settings.RENDITIONS_QUEUE)
 
 
 # --- S3 (moto in server mode) --------------------------------------------------------------------

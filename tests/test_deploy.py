@@ -141,3 +141,20 @@ def test_the_image_serves_with_gunicorn_and_checks_healthz():
     ]
     assert "/healthz" in instructions["HEALTHCHECK"]
     run_command(["gunicorn", "-c", "config/gunicorn.py"])
+
+
+WORKER_QUEUES = ["visibility", "ingest", "renditions", "maintenance"]
+
+
+def test_every_worker_command_serves_the_queues_in_one_order():
+    # Takedowns first, then new albums, then their renditions, then maintenance: rq takes
+    # from the first queue that has a job (docs/operations.md, "Queues").
+    commands = [app_services()["worker"]["command"]]
+    for path in ("Makefile", "Dockerfile", "docs/operations.md"):
+        text = (ROOT / path).read_text()
+        found = re.findall(r"manage\.py rqworker ([\w -]+?)(?: --with-scheduler|`|$)", text, re.M)
+        assert found, path
+        commands += [["python", "manage.py", "rqworker", *line.split()] for line in found]
+    for command in commands:
+        queues = [arg for arg in command[3:] if not arg.startswith("-")]
+        assert queues == WORKER_QUEUES, command

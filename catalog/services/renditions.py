@@ -16,7 +16,8 @@ image and its record stay as they are: an image without renditions is shown by i
 import hashlib
 import logging
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Literal
@@ -27,6 +28,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 
 from catalog import edge
 from catalog.imaging import RenderError, render
+from catalog.memory import decode_budget
 from catalog.models import (
     IMAGE_MODELS,
     IMAGE_PARENT_FIELD,
@@ -57,6 +59,7 @@ class Tally:
     missing: int = 0
     failed: int = 0
     problems: list[str] = field(default_factory=list)  # "runway image 12: reason"
+    left: int = 0  # images not started: the run stopped for more urgent work (``stop``)
 
     def add(self, outcome: Outcome, problem: str = "") -> None:
         setattr(self, outcome, getattr(self, outcome) + 1)
@@ -99,7 +102,9 @@ def image_renditions_make(
         why = truncate(f"{type(exc).__name__}: {exc}", 200)
         return _transient(image, f"reading the original: {why}", final_attempt, db_lock)
     try:
-        rendered = render(data, max_pixels=settings.INGEST_MAX_IMAGE_PIXELS)
+        # The decode holds its cost in the process's decode budget, the one ingest's
+        # downloads share: a worker's memory stays bound whatever it decodes at once.
+        rendered = render(data, max_pixels=settings.INGEST_MAX_IMAGE_PIXELS, budget=decode_budget())
     except RenderError as exc:
         return "failed", _fail(image, f"cannot render the original: {exc.reason}", db_lock)
     sha1 = image.sha1 or hashlib.sha1(data, usedforsecurity=False).hexdigest()
@@ -145,11 +150,20 @@ def image_renditions_make(
 
 
 def record_renditions_make(
-    *, kind: str, record_id: int, force: bool = False, final_attempt: bool = True
+    *,
+    kind: str,
+    record_id: int,
+    force: bool = False,
+    final_attempt: bool = True,
+    stop: Callable[[], bool] | None = None,
 ) -> Tally:
     """Make the renditions of every image of one album (soft-deleted ones too: an editor may
     restore them). Raises :class:`Transient` on a storage error unless ``final_attempt``;
     the images done before it keep their renditions, so a retry only does the rest.
+
+    ``stop`` is asked before each image but the first: once it answers true, no other image
+    starts, the ones in hand are finished, and the tally counts the rest as ``left`` (the rq
+    job hands them to a new job: a new album waits for the images in hand, not the album).
 
     RENDITION_THREADS images at a time: libvips releases the GIL, and WebP encoding, most of
     the cost, runs on one core per image. The threads share this thread's database connection
@@ -165,6 +179,7 @@ def record_renditions_make(
     threads = max(1, min(settings.RENDITION_THREADS, len(todo)))
     connection = connections[DEFAULT_DB_ALIAS]
     db_lock = threading.Lock()
+    errors: list[Transient] = []
 
     def one(image):
         connections[DEFAULT_DB_ALIAS] = connection
@@ -172,18 +187,32 @@ def record_renditions_make(
             image=image, force=force, final_attempt=final_attempt, db_lock=db_lock
         )
 
+    def collect(futures) -> None:
+        for future in futures:
+            try:
+                image, (outcome, problem) = future.result()
+            except Transient as exc:
+                errors.append(exc)
+                continue
+            tally.add(outcome, f"{kind} image {image.pk}: {problem}" if problem else "")
+
     connection.inc_thread_sharing()
     try:
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="renditions") as pool:
-            futures = [pool.submit(one, image) for image in todo]
-            errors = []
-            for future in futures:
-                try:
-                    image, (outcome, problem) = future.result()
-                except Transient as exc:
-                    errors.append(exc)
-                    continue
-                tally.add(outcome, f"{kind} image {image.pk}: {problem}" if problem else "")
+            # Started one by one as threads free up, so that ``stop`` is heard between images;
+            # the outcomes are taken in the images' order.
+            futures: list[Future] = []
+            in_flight: set[Future] = set()
+            for n, image in enumerate(todo):
+                if len(in_flight) >= threads:
+                    _, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+                if n and stop is not None and stop():
+                    tally.left = len(todo) - n
+                    break
+                future = pool.submit(one, image)
+                futures.append(future)
+                in_flight.add(future)
+            collect(futures)
     finally:
         connection.dec_thread_sharing()
     if errors:

@@ -16,7 +16,9 @@ from catalog.imaging import (
     WIDTHS,
     RenderError,
     average_color,
+    loader_classes,
     render,
+    render_cost,
     upright_size,
 )
 from catalog.storage import rendition_key, sha1_of_image_key
@@ -213,3 +215,104 @@ def test_what_is_not_a_jpeg_png_webp_or_gif_is_refused(data):
 def test_too_many_pixels_is_refused_before_decoding():
     with pytest.raises(RenderError, match="more than"):
         render(jpeg(photo(size=(1000, 1000))), max_pixels=999_999)
+
+
+def test_every_format_ingest_accepts_has_a_loader_in_this_libvips():
+    # The classes are the build's own (GIF: VipsForeignLoadNsgifBuffer in libvips >= 8.11).
+    classes = loader_classes()
+    assert set(classes) == {"JPEG", "PNG", "WEBP", "GIF"}
+    assert all(classes.values()), classes
+
+
+def test_a_gif_is_rendered():
+    out = io.BytesIO()
+    photo("chelsea", (900, 600)).save(out, "GIF")
+
+    rendered = render(out.getvalue())
+
+    assert sizes(rendered) == [(400, 267)]
+    assert decoded(rendered.renditions[0].data).mode == "RGB"
+
+
+def test_loaders_other_than_the_four_stay_blocked():
+    out = io.BytesIO()
+    photo("chelsea", (900, 600)).save(out, "TIFF")
+    with pytest.raises(RenderError, match="not an image we render"):
+        render(out.getvalue())
+
+
+# --- the decode budget ----------------------------------------------------------------------------
+
+
+def header_of(data: bytes):
+    import pyvips
+
+    return pyvips.Image.new_from_buffer(data, "", access="sequential")
+
+
+def cost_of(data: bytes) -> int:
+    return render_cost(header_of(data), data)
+
+
+def test_the_cost_of_a_render_follows_what_its_decoder_holds():
+    import pyvips
+
+    image = (pyvips.Image.black(1600, 1200, bands=3) + [10, 200, 30]).cast("uchar")
+    pixels = 1600 * 1200
+    costs = {
+        "baseline": cost_of(image.jpegsave_buffer()),
+        "progressive 4:2:0": cost_of(image.jpegsave_buffer(interlace=True)),
+        "progressive 4:4:4": cost_of(image.jpegsave_buffer(interlace=True, subsample_mode="off")),
+        "png": cost_of(image.pngsave_buffer()),
+        "interlaced png": cost_of(image.pngsave_buffer(interlace=True)),
+        "gif": cost_of(image.gifsave_buffer()),
+        "webp": cost_of(image.webpsave_buffer()),
+        "lossless webp": cost_of(image.webpsave_buffer(lossless=True)),
+    }
+
+    # Every coefficient of a file of several scans: 1.5 samples a pixel at 4:2:0, 3 at 4:4:4,
+    # two bytes each; an interlaced PNG whole (3 bytes a pixel); a GIF's canvas and its copy;
+    # a lossless WebP's canvas, where a lossy one streams.
+    assert costs["progressive 4:2:0"] - costs["baseline"] == 2 * 1.5 * pixels
+    assert costs["progressive 4:4:4"] - costs["baseline"] == 2 * 3 * pixels
+    assert costs["interlaced png"] > costs["png"] + 3 * pixels
+    assert costs["gif"] > 6 * pixels
+    assert costs["lossless webp"] - costs["webp"] == 4 * pixels
+
+
+def test_a_render_holds_its_cost_in_the_budget_while_it_decodes():
+    from catalog.memory import DecodeBudget
+
+    data = jpeg(photo(size=(1300, 900)), progressive=True)
+    budget = DecodeBudget(1024**3)
+    held = []
+    real_reserve = budget.reserve
+
+    def reserve(cost):
+        held.append(cost)
+        return real_reserve(cost)
+
+    budget.reserve = reserve
+
+    rendered = render(data, budget=budget)
+
+    assert sizes(rendered) == [(400, 277), (1200, 831)]
+    assert held == [cost_of(data)]
+    assert budget.reserved == 0
+
+
+def test_a_render_that_would_exceed_the_whole_budget_is_refused_before_decoding():
+    from catalog.memory import MIB, DecodeBudget
+
+    out = io.BytesIO()
+    Image.new("P", (4000, 4000), 0).save(out, "GIF")
+    budget = DecodeBudget(64 * MIB)
+
+    with pytest.raises(RenderError) as refused:
+        render(out.getvalue(), budget=budget)
+
+    assert refused.value.reason == (
+        "rendering this 4000x4000 GIF would take about 156 MiB of memory, more than the "
+        "64 MiB decode budget"
+    )
+    assert budget.reserved == 0

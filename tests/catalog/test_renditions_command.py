@@ -161,3 +161,58 @@ def test_an_image_whose_row_cannot_be_read_is_failed_and_the_run_goes_on(monkeyp
 
     assert "done 1, skipped 0, original missing 0, failed 1" in out
     assert f"runway image {unreadable.pk}: RuntimeError: connection dropped" in out
+
+
+# --- With workers (REDIS_URL): the albums go to the renditions queue ---------------------------
+
+
+def test_with_workers_each_album_becomes_a_job_on_the_renditions_queue(
+    rq_queue, renditions_queue, monkeypatch
+):
+    from rq import SimpleWorker
+
+    from catalog.management.commands import renditions as command
+
+    # Given three albums with images to render, and one whose images are done
+    albums = [RunwayFactory() for _ in range(3)]
+    for n, runway in enumerate(albums):
+        stored(RunwayImageFactory, photo_jpeg(PHOTOS[n], n), runway=runway)
+    done = RunwayImageFactory(runway=RunwayFactory(), rendition_status="done").runway
+    # and a worker that takes one job each time the command waits for room on the queue
+    seen = []
+
+    def wait(_seconds):
+        seen.append(renditions_queue.count)
+        worker = SimpleWorker([rq_queue, renditions_queue], connection=rq_queue.connection)
+        worker.work(burst=True, max_jobs=1)
+
+    monkeypatch.setattr(command.time, "sleep", wait)
+
+    # When the backfill runs with room for two waiting jobs
+    out, _ = run("--waiting", "2")
+
+    # Then it rendered nothing itself: it enqueued one job per album to do, never more than
+    # two waiting, and waited for the worker whenever the queue was full
+    assert "3 album(s) to render" in out and "enqueued 3 album(s)" in out
+    assert seen == [2]
+    assert rq_queue.count == 0
+    jobs = renditions_queue.get_jobs()
+    assert [job.args for job in jobs] == [("runway", albums[1].pk), ("runway", albums[2].pk)]
+    assert statuses().count("done") == 2  # the first album (the worker's) and the done one
+
+    # And the jobs left make the rest; --force enqueues every album again, forced
+    SimpleWorker([renditions_queue], connection=rq_queue.connection).work(burst=True)
+    assert statuses() == ["done"] * 4
+    run("--force", "--waiting", "10")
+    assert [job.args for job in renditions_queue.get_jobs()] == [
+        ("runway", runway.pk, True) for runway in [*albums, done]
+    ]
+
+
+def test_here_renders_in_this_process_even_with_workers(rq_queue, renditions_queue):
+    stored(RunwayImageFactory, photo_jpeg("astronaut"), runway=RunwayFactory())
+
+    out, _ = run("--here", "--workers", "1")
+
+    assert "done 1, skipped 0" in out
+    assert renditions_queue.count == 0 and statuses() == ["done"]

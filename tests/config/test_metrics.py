@@ -145,6 +145,29 @@ def test_queue_depth_per_rq_queue(client, rq_queue):
 
 
 @pytest.mark.django_db
+def test_length_and_oldest_job_age_per_queue_renditions_included(
+    client, rq_queue, renditions_queue
+):
+    # Given renditions jobs enqueued an hour and a minute ago (the rest of an album put back
+    # at the head is the newer one), and nothing waiting on the ingest queue
+    queue = Queue(renditions_queue.name, connection=rq_queue.connection)
+    old, rest = (queue.enqueue("os.getpid") for _ in range(2))
+    for job, ago in ((old, timedelta(hours=1)), (rest, timedelta(minutes=1))):
+        job.enqueued_at = timezone.now() - ago
+        job.save()
+    queue.remove(rest)
+    queue.push_job_id(rest.id, at_front=True)
+
+    metrics = scrape(client)
+
+    queued = ("archive_rq_jobs", (("queue", renditions_queue.name), ("state", "queued")))
+    assert metrics[queued] == 2
+    age = metrics[("archive_rq_oldest_job_age_seconds", (("queue", renditions_queue.name),))]
+    assert 3600 <= age < 3600 + 600
+    assert metrics[("archive_rq_oldest_job_age_seconds", (("queue", rq_queue.name),))] == 0
+
+
+@pytest.mark.django_db
 def test_public_api_requests_are_counted_by_view_and_status(client):
     def count(view, status):
         return scrape(client).get(

@@ -4,7 +4,8 @@ A `Rig` starts, on free loopback ports: a `redis-server` of its own (never the m
 it can be stopped and started empty), a gunicorn web server, rq worker processes
 (`manage.py rqworker`), and a fault-injecting HTTP proxy in front of an S3 server (moto in
 server mode). PostgreSQL is the test database; each worker's connections carry an
-application_name of the rig's, so a test can terminate exactly those.
+application_name of the rig's, so a test can terminate exactly those, and may go through a
+TCP proxy of the rig's (`database_proxy`), which a test cuts to take the database away.
 
 Crawlers are simulated by `Rig.post`: signed albums over HTTP, as a crawler sends them. Every
 loop here is bounded in count and time, and everything the rig started is stopped by pid.
@@ -94,6 +95,90 @@ class RedisServer:
                 return sock.recv(16).startswith(b"+PONG")
         except OSError:
             return False
+
+
+# --- A database blip: a TCP proxy that can be cut -------------------------------------------------
+
+
+class TcpProxy:
+    """Forwards a loopback port to ``host:port`` (PostgreSQL's), byte for byte, until `cut`:
+    then every connection through it is closed and new ones are refused, as in a network blip
+    or a database failover, until `restore`."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.upstream = (host, int(port))
+        self.port = free_port()
+        self.cuts = 0
+        self._lock = threading.Lock()
+        self._sockets: set[socket.socket] = set()
+        self._listener: socket.socket | None = None
+        self._accepting: threading.Thread | None = None
+        self.restore()
+
+    def restore(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(128)
+        self._listener = listener
+        self._accepting = threading.Thread(target=self._accept, args=(listener,), daemon=True)
+        self._accepting.start()
+
+    def cut(self) -> None:
+        self.cuts += 1
+        self._close_listener()
+        with self._lock:
+            sockets, self._sockets = self._sockets, set()
+        for sock in sockets:
+            _close(sock)
+
+    def close(self) -> None:
+        self.cut()
+
+    def _close_listener(self) -> None:
+        if self._listener is not None:
+            _close(self._listener)  # shutdown wakes the accept() below
+            self._listener = None
+        if self._accepting is not None:
+            self._accepting.join(timeout=10)
+            self._accepting = None
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # cut
+            try:
+                upstream = socket.create_connection(self.upstream, timeout=10)
+            except OSError:
+                client.close()
+                continue
+            upstream.settimeout(None)
+            with self._lock:
+                self._sockets.update((client, upstream))
+            for source, target in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(source, target), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, target: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                target.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, target):
+                _close(sock)
+            with self._lock:
+                self._sockets.difference_update((source, target))
+
+
+def _close(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    sock.close()
 
 
 # --- S3: moto, behind a proxy that answers some PUTs with 503 ---------------------------------
@@ -223,6 +308,7 @@ class Rig:
         workers: int = 3,
         put_failure_rate: float = 0.0,
         worker_env: dict[str, str] | None = None,
+        database_proxy: bool = False,
     ) -> None:
         self.database = database
         self.bucket = bucket
@@ -230,6 +316,10 @@ class Rig:
         self.queue = self.tag
         self.redis = RedisServer()
         self.proxy = S3FaultProxy(moto_url, put_failure_rate=put_failure_rate)
+        # The workers' way to PostgreSQL, when a test takes the database away from them.
+        self.database_proxy = (
+            TcpProxy(database["HOST"], database["PORT"]) if database_proxy else None
+        )
         self.images = ImageServer()
         self.web_port = free_port()
         self.web: subprocess.Popen | None = None
@@ -274,21 +364,25 @@ class Rig:
                 self.web.wait(timeout=20)
         self.redis.stop()
         self.proxy.close()
+        if self.database_proxy:
+            self.database_proxy.close()
         self.images.close()
 
     # Processes.
 
-    def env(self, application_name: str) -> dict[str, str]:
+    def env(self, application_name: str, *, proxied: bool = False) -> dict[str, str]:
         db = self.database
+        port = self.database_proxy.port if proxied and self.database_proxy else db["PORT"]
         keep = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG", "PYTHONPATH"}}
         return {
             **keep,
             "DATABASE_URL": (
-                f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+                f"postgres://{db['USER']}@{db['HOST']}:{port}/{db['NAME']}"
                 f"?application_name={application_name}"
             ),
             "REDIS_URL": self.redis.url,
             "INGEST_QUEUE": self.queue,
+            "RENDITIONS_QUEUE": f"{self.queue}-renditions",
             "INGEST_SECRETS": SECRET_A,
             "INGEST_FETCH_ALLOWED_HOSTS": "127.0.0.1",
             "INGEST_IMAGE_RETRY_BACKOFF": "0.05",
@@ -308,10 +402,13 @@ class Rig:
             **self.extra_env,
         }
 
-    def _spawn(self, name: str, command: list[str], *, application_name: str) -> subprocess.Popen:
+    def _spawn(
+        self, name: str, command: list[str], *, application_name: str, proxied: bool = False
+    ) -> subprocess.Popen:
         log = (self.logs / f"{name}.log").open("ab")
+        env = self.env(application_name, proxied=proxied)
         return subprocess.Popen(  # noqa: S603 - our own commands with fixed arguments
-            command, cwd=ROOT, env=self.env(application_name), stdout=log, stderr=log
+            command, cwd=ROOT, env=env, stdout=log, stderr=log
         )
 
     def start_worker(self) -> str:
@@ -322,12 +419,14 @@ class Rig:
                 sys.executable,
                 "manage.py",
                 "rqworker",
-                self.queue,
+                self.queue,  # served first, then the renditions queue, as in production
+                f"{self.queue}-renditions",
                 "--with-scheduler",
                 "--name",
                 name,
             ],
             application_name=f"{self.tag}-worker",
+            proxied=True,
         )
         return name
 
@@ -343,6 +442,23 @@ class Rig:
             process.wait(timeout=30)
             del self.workers[name]
         return bool(horses)
+
+    def scheduler_holder(self) -> str | None:
+        """The worker whose scheduler process holds rq's scheduler lock for the queue."""
+        import redis
+
+        client = redis.Redis.from_url(self.redis.url)
+        try:
+            owner = client.get(f"rq:scheduler-lock:{self.queue}")
+            pid = client.hget(f"rq:scheduler:{owner.decode()}", "pid") if owner else None
+        finally:
+            client.close()
+        if not pid:
+            return None
+        for name, process in self.workers.items():
+            if int(pid) in descendants(process.pid):
+                return name
+        return None
 
     def workers_alive(self) -> list[str]:
         return [name for name, process in self.workers.items() if process.poll() is None]

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from tests.faults.harness import check, crawl_and_drain, wait_for
+from tests.faults.harness import FINISHED, Figures, check, crawl_and_drain, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -48,7 +48,11 @@ def test_workers_sigkilled_ten_times_lose_nothing(rig_for, bucket, report_figure
             if what == "worker":
                 rig.start_worker()
 
-    figures, job_ids, albums = crawl_and_drain(rig, "sigkill", 110, faults=faults)
+    # The longest scenario: on a crowded 2-core machine (load 10) it took 4-5 minutes to drain.
+    # The bound only ends a stuck run; a run ends as soon as every job has.
+    figures, job_ids, albums = crawl_and_drain(
+        rig, "sigkill", 110, faults=faults, drain_timeout=600
+    )
     figures.faults.update(kills)
     figures = check(figures, job_ids, albums, bucket)
     report_figures(figures)
@@ -158,6 +162,93 @@ def test_a_worker_running_a_job_rides_out_a_redis_outage(rig_for):
     assert status == 202
     wait_for(lambda: job_status(second["job_id"]) == "succeeded", timeout=90, what="job 2")
     assert rig.workers_alive() == list(rig.workers)
+
+
+def test_a_database_blip_mid_job_costs_one_retry(rig_for, bucket, report_figures):
+    # Given a worker in the middle of a job (the image server holds its download), its database
+    # reached through the test's own TCP proxy; retries 2 s apart and a lease of 3 x 2 s, in
+    # production's proportions (30 s, 3 x 30 s).
+    from ingest.maintenance import ingest_jobs_reconcile
+    from ingest.models import IngestJob
+
+    blip = 4.0
+    rig = rig_for(workers=1, database_proxy=True, worker_env={"INGEST_RETRY_INTERVALS": "2,2,2"})
+    album = rig.album(0)
+    rig.images.routes[urlsplit(album["images"][0]["url"]).path].hold_first = True
+    status, accepted = rig.post(album)
+    assert status == 202
+    assert rig.images.held.wait(timeout=60), "the worker never started the download"
+
+    # When the database goes away for a few seconds as the job comes to write its record.
+    rig.database_proxy.cut()
+    rig.images.release.set()
+    time.sleep(blip)
+    rig.database_proxy.restore()
+    back = time.monotonic()
+
+    # Then, with reconcile running as cron would, the job succeeds on its second attempt: the
+    # blip cost one retry, and its first execution is not counted as lost.
+    job = IngestJob.objects.filter(pk=accepted["job_id"])
+
+    def finished() -> bool:
+        ingest_jobs_reconcile()
+        return job.filter(status__in=FINISHED).exists()
+
+    wait_for(finished, timeout=120, interval=0.5, what="the job")
+    figures = Figures(scenario="db_blip", albums=1, accepted=1)
+    figures.drain_seconds = round(time.monotonic() - back, 1)  # from the database's return
+    figures.faults["blip_seconds"] = int(blip)
+    figures = check(figures, [accepted["job_id"]], [album], bucket)
+    report_figures(figures)
+    ended = job.get()
+    assert (ended.status, ended.attempts, ended.lost_executions) == ("succeeded", 2, 0), ended.error
+    assert (figures.records, figures.half_written) == (1, 0)
+
+
+def test_a_retry_outlives_the_worker_holding_the_scheduler_lock(rig_for):
+    # Given two workers and an album whose images all fail once (503): its first execution
+    # hands the job back, and rq schedules the retry for 5 s later.
+    import redis
+
+    from ingest.maintenance import ingest_jobs_reconcile
+    from ingest.models import IngestJob
+    from ingest.queueing import rq_job_id
+
+    rig = rig_for(
+        workers=2, worker_env={"INGEST_RETRY_INTERVALS": "5,5,5", "INGEST_IMAGE_TRIES": "1"}
+    )
+    album = rig.album(0)
+    for image in album["images"]:
+        rig.images.routes[urlsplit(image["url"]).path].failures_first = (503,)
+    status, accepted = rig.post(album)
+    assert status == 202
+    job = IngestJob.objects.filter(pk=accepted["job_id"])
+    client = redis.Redis.from_url(rig.redis.url)
+
+    def retry_scheduled() -> bool:
+        score = client.zscore(f"rq:scheduled:{rig.queue}", rq_job_id(accepted["job_id"]))
+        return score is not None
+
+    wait_for(retry_scheduled, timeout=60, what="the retry")
+    assert job.filter(status="queued", attempts=1).exists()
+
+    # When the worker holding rq's scheduler lock is SIGKILLed before the retry is due (its
+    # lock lives on for a minute; the other worker would try to take it in 10 minutes).
+    wait_for(lambda: rig.scheduler_holder() is not None, timeout=30, what="a scheduler")
+    holder = rig.scheduler_holder()
+    assert holder is not None
+    rig.kill_worker(holder)
+    assert retry_scheduled(), "the retry was no longer waiting for a scheduler"
+    client.close()
+
+    # Then, with reconcile running as cron would, the retry runs all the same, in bounded time.
+    def finished() -> bool:
+        ingest_jobs_reconcile()
+        return job.filter(status__in=FINISHED).exists()
+
+    wait_for(finished, timeout=60, interval=1, what="the retry")
+    ended = job.get()
+    assert (ended.status, ended.attempts, ended.lost_executions) == ("succeeded", 2, 0), ended.error
 
 
 def job_status(job_id: int) -> str:

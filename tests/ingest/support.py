@@ -291,6 +291,7 @@ def worker_env(queue_name: str) -> dict[str, str]:
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "REDIS_URL": TEST_REDIS_URL,
         "INGEST_QUEUE": queue_name,
+        "RENDITIONS_QUEUE": f"{queue_name}-renditions",  # as the rq_queue fixture names it
         "INGEST_FETCH_ALLOWED_HOSTS": "127.0.0.1",
         "INGEST_IMAGE_RETRY_BACKOFF": "0.05",
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),

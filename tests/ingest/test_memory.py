@@ -12,11 +12,13 @@ import zlib
 from pathlib import Path
 
 import pytest
+import pyvips
 from PIL import Image
 
+from catalog.memory import MIB, DecodeBudget
 from catalog.models import RunwayImage
 from ingest.hashing import ImageRefused, analyse_image
-from ingest.memory import MIB, DecodeBudget, decode_cost, decode_reservation
+from ingest.memory import decode_cost, decode_reservation
 from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
@@ -174,6 +176,10 @@ def hostile_album_images() -> dict[str, tuple[bytes, bool]]:
         "RGB PNG": (png_of_zeros(SIDE, SIDE, color_type=2), True),
         "16-bit grayscale PNG": (png_of_zeros(SIDE, SIDE, color_type=0, bit_depth=16), True),
         "GIF": (encoded(Image.new("P", (SIDE, SIDE), 0), "GIF"), True),
+        # Pillow keeps these at 4 bytes a pixel, but libvips needs an interlaced PNG whole at
+        # its own 8: two renditions at once would take over 1 GiB without the budget.
+        "interlaced 16-bit RGBA PNG #1": (interlaced_png16(1), True),
+        "interlaced 16-bit RGBA PNG #2": (interlaced_png16(2), True),
     }
     del solid
     # Bodies near the 25 MB cap, which the downloads hold at once; distinct bytes, each stored.
@@ -189,8 +195,20 @@ def hostile_album_images() -> dict[str, tuple[bytes, bool]]:
     return images
 
 
+# Costlier to render than the default budget: the renditions job refuses them (the originals
+# are shown); the ingest job stores them.
+NOT_RENDERED = ("GIF", "interlaced 16-bit RGBA PNG #1", "interlaced 16-bit RGBA PNG #2")
+
+
+def interlaced_png16(shade: int) -> bytes:
+    """An interlaced (Adam7) 16-bit RGBA PNG of one colour, SIDE x SIDE."""
+    solid = pyvips.Image.black(SIDE, SIDE, bands=4) + [shade, 2 * shade, 3 * shade, 65535]
+    wide = solid.cast("ushort").copy(interpretation="rgb16")
+    return wide.pngsave_buffer(bitdepth=16, interlace=True, compression=1)
+
+
 def worker_peak_rss(queue_name: str) -> int:
-    """Run `rqworker --burst` until the queue is empty; return its work-horses' peak RSS.
+    """Run `rqworker --burst` until the queues are empty; return its work-horses' peak RSS.
 
     The wrapper's RUSAGE_CHILDREN maxrss is the largest of its descendants once waited for:
     the work-horse that rq forks for the job, which starts as a copy of the worker.
@@ -201,7 +219,10 @@ def worker_peak_rss(queue_name: str) -> int:
         "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
     )
     name = f"{queue_name}-{uuid.uuid4().hex[:6]}"
-    command = [sys.executable, "manage.py", "rqworker", queue_name, "--burst", "--name", name]
+    # The ingest queue, then the renditions queue the worker_env names (as a deployed worker
+    # serves them): the album's renditions job runs in a work-horse of this worker too.
+    queues = [queue_name, worker_env(queue_name)["RENDITIONS_QUEUE"]]
+    command = [sys.executable, "manage.py", "rqworker", *queues, "--burst", "--name", name]
     result = subprocess.run(  # noqa: S603 - our own manage.py with fixed arguments
         [sys.executable, "-c", wrapper, *command],
         cwd=ROOT,
@@ -253,4 +274,14 @@ def test_a_worker_stays_within_its_memory_bound_on_the_costliest_album(rq_queue,
     assert RunwayImage.objects.filter(runway_id=job.record_id).count() == sum(
         stored for _, stored in images.values()
     )
+    # The renditions job ran in the same worker (renditions included in the bound): each
+    # stored image rendered but those whose decode alone is beyond the budget.
+    rendered = {
+        image.original_url.rsplit("/", 1)[1]: (image.rendition_status, image.rendition_error)
+        for image in RunwayImage.objects.filter(runway_id=job.record_id)
+    }
+    for name in NOT_RENDERED:
+        status, error = rendered.pop(str(list(images).index(name)))
+        assert status == "failed" and "decode budget" in error, (name, error)
+    assert all(status == "done" for status, _ in rendered.values()), rendered
     assert growth < WORKER_GROWTH_BOUND, f"{growth / MIB:.0f} MiB"

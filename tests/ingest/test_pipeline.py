@@ -554,6 +554,55 @@ def test_an_image_that_stays_down_is_an_issue_on_the_first_attempt(acme, photos,
     assert image_server.hits["/a/1.jpg"] == 1
 
 
+@pytest.fixture
+def one_second_deadline(settings):
+    """The image deadline (SPEC's 30 s) made 1 s, so a trickle meets it quickly."""
+    settings.INGEST_IMAGE_DEADLINE = 1.0
+    settings.INGEST_READ_TIMEOUT = 0.8
+
+
+def test_an_image_past_its_deadline_is_not_tried_again(
+    acme, photos, image_server, one_second_deadline
+):
+    # Given an image served as a trickle that would take far longer than the deadline
+    slow = image_server.add("/slow.jpg", jpeg("rocket", size=300), trickle_interval=0.05)
+
+    job = run(submit(runway_album([photos[0], slow])), final_attempt=False)
+
+    # Then it was cut at the deadline once, not tried twice more: 1 s in all, not 3
+    assert (job.status, job.attempts) == ("succeeded", 1), job.error
+    assert job.report["issues"] == [{"index": 1, "url": slow, "reason": "deadline of 1s exceeded"}]
+    assert image_server.hits["/slow.jpg"] == 1
+
+
+def test_the_tries_of_an_image_share_its_deadline(
+    acme, photos, image_server, one_second_deadline, monkeypatch
+):
+    # Given an image that answers 503 once, then trickles
+    deadlines = []
+    real_fetch = downloads.fetch
+
+    def fetch(url, *, policy):
+        if url.endswith("/flaky.jpg"):
+            deadlines.append(policy.total_deadline)
+        return real_fetch(url, policy=policy)
+
+    monkeypatch.setattr(downloads, "fetch", fetch)
+    flaky = image_server.add(
+        "/flaky.jpg", jpeg("rocket", size=300), failures_first=(503,), trickle_interval=0.05
+    )
+
+    job = run(submit(runway_album([photos[0], flaky])), final_attempt=False)
+
+    # Then the 503 was tried again, with what the first try left of the second, and the
+    # deadline that expired then was not
+    reasons = [issue["reason"] for issue in job.report["issues"]]
+    assert reasons == ["deadline of 1s exceeded (2 tries)"]
+    assert image_server.hits["/flaky.jpg"] == 2
+    # (the first had the whole second, the second what was left after it and the 0.05 s pause)
+    assert deadlines[0] <= 1.0 and deadlines[1] <= 1.0 - 0.05, deadlines
+
+
 def test_a_site_that_is_down_sends_the_job_back_for_a_retry(acme, image_server):
     # Not one image came through, all transiently: the whole job is retried later.
     down = [image_server.add(f"/down/{n}.jpg", b"", failures_first=(503,) * 9) for n in range(2)]
@@ -683,6 +732,39 @@ def test_a_database_error_is_retried(acme, photos, monkeypatch):
     assert not Runway.objects.exists()
 
 
+def test_a_database_away_for_a_while_gets_the_job_handed_back_once_it_is_back(
+    acme, photos, monkeypatch, settings
+):
+    # Given a job whose write fails because the database went away, and stays away for three
+    # more tries of the hand-back (a fresh connection, then two pauses).
+    settings.INGEST_WORKER_HEARTBEAT_SECONDS = 30
+    real_release = pipeline.ingest_job_release
+    tries = []
+
+    def gone(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    def away_then_back(**kwargs):
+        tries.append(1)
+        if len(tries) <= 3:
+            raise OperationalError("connection refused")
+        return real_release(**kwargs)
+
+    monkeypatch.setattr(writing, "_new_images", gone)
+    monkeypatch.setattr(pipeline, "ingest_job_release", away_then_back)
+    job = submit(runway_album(photos[:1]))
+
+    # When it runs, rq gets the database error for its retry...
+    with pytest.raises(OperationalError):
+        pipeline.run_job(job.pk, final_attempt=False)
+
+    # ...once the job was handed back: the retry finds it queued, not under a live lease.
+    job.refresh_from_db()
+    assert len(tries) == 4
+    assert (job.status, job.attempts) == ("queued", 1)
+    assert "database error" in job.error
+
+
 def test_a_bug_fails_the_job_readably_and_is_not_retried(acme, photos, monkeypatch):
     def bug(*args, **kwargs):
         raise KeyError("oops")
@@ -788,8 +870,11 @@ def test_an_attempt_cut_off_by_the_job_timeout_hands_back_what_it_stored(acme, i
     assert Runway.objects.get().image_count == 2
 
 
-def test_a_timeout_that_broke_the_connection_still_reaches_rq(acme, photos, monkeypatch):
-    # rq's alarm can interrupt a query; handing the job back may then fail as well.
+def test_a_timeout_that_broke_the_connection_still_reaches_rq(acme, photos, monkeypatch, settings):
+    # rq's alarm can interrupt a query; handing the job back may then fail as well, here for
+    # longer than the lease lives (3 x 1 s).
+    settings.INGEST_WORKER_HEARTBEAT_SECONDS = 1
+
     def too_slow(urls, **kwargs):
         raise JobTimeoutException("Task exceeded maximum timeout value (900 seconds)")
 

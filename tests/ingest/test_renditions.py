@@ -1,13 +1,20 @@
-"""Renditions as ingest makes them: a follow-up job per album on the ingest queue (a real rq
-worker), retried on storage errors without touching the record or its job; in-process in the
-embedded mode; and on S3 (moto), objects with the right headers whose public URLs answer."""
+"""Renditions as ingest makes them: a follow-up job per album on the renditions queue (a real
+rq worker serving it after the ingest queue), retried on storage errors without touching the
+record or its job; in-process in the embedded mode; on S3 (moto), objects with the right
+headers whose public URLs answer; and for every format ingest accepts, within the decode
+budget."""
 
+import io
 import json
 import urllib.request
 import uuid
 
 import boto3
+import numpy as np
 import pytest
+import pyvips
+from django.core.files.storage import default_storage
+from PIL import Image
 from rq import SimpleWorker
 
 from catalog.models import Runway, RunwayImage
@@ -19,7 +26,7 @@ from ingest.models import IngestJob
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
 from tests.factories import BrandFactory
-from tests.ingest.support import jpeg, runway_album
+from tests.ingest.support import jpeg, photo, runway_album
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,18 +47,29 @@ def accept(urls) -> IngestJob:
     )
 
 
-def burst(queue) -> None:
-    SimpleWorker([queue], connection=queue.connection, name=f"{queue.name}-simple").work(burst=True)
+def burst(*queues) -> None:
+    """A worker serving ``queues`` in their order until they are empty."""
+    name = f"{queues[0].name}-simple"
+    SimpleWorker(list(queues), connection=queues[0].connection, name=name).work(burst=True)
 
 
 def statuses() -> list[str]:
     return list(RunwayImage.objects.order_by("pk").values_list("rendition_status", flat=True))
 
 
-def test_a_worker_makes_the_renditions_after_the_record(rq_queue, image_server):
+def test_a_worker_makes_the_renditions_after_the_record(rq_queue, renditions_queue, image_server):
     job = accept(photos(image_server))
 
-    burst(rq_queue)  # the ingest job, then the renditions job it enqueued
+    # The ingest job, which enqueues the renditions job on the renditions queue
+    burst(rq_queue)
+    job.refresh_from_db()
+    assert job.status == "succeeded" and statuses() == ["pending"] * 3
+    assert rq_queue.count == 0
+    [follow_up] = renditions_queue.get_jobs()
+    assert follow_up.func_name == "catalog.tasks.run_renditions"
+    assert follow_up.args == ("runway", job.runway_id)
+
+    burst(rq_queue, renditions_queue)
 
     job.refresh_from_db()
     assert job.status == "succeeded" and job.attempts == 1
@@ -62,7 +80,7 @@ def test_a_worker_makes_the_renditions_after_the_record(rq_queue, image_server):
 
 
 def test_a_failing_rendition_step_is_retried_and_leaves_the_record_and_job_alone(
-    rq_queue, image_server, settings, monkeypatch
+    rq_queue, renditions_queue, image_server, settings, monkeypatch
 ):
     # Given storage that fails the first two rendition puts (rq retries at once: interval 0)
     settings.INGEST_RETRY_INTERVALS = [0, 0]
@@ -78,7 +96,7 @@ def test_a_failing_rendition_step_is_retried_and_leaves_the_record_and_job_alone
     monkeypatch.setattr(renditions, "rendition_put", flaky_put)
     job = accept(photos(image_server))
 
-    burst(rq_queue)
+    burst(rq_queue, renditions_queue)
 
     # Then the record was written once and its job succeeded on its first attempt, and the
     # renditions came on a retry
@@ -90,7 +108,7 @@ def test_a_failing_rendition_step_is_retried_and_leaves_the_record_and_job_alone
 
 
 def test_after_the_last_attempt_the_images_have_no_renditions_and_say_why(
-    rq_queue, image_server, settings, monkeypatch
+    rq_queue, renditions_queue, image_server, settings, monkeypatch
 ):
     settings.INGEST_RETRY_INTERVALS = [0]
 
@@ -100,7 +118,7 @@ def test_after_the_last_attempt_the_images_have_no_renditions_and_say_why(
     monkeypatch.setattr(renditions, "rendition_put", down)
     job = accept(photos(image_server, n=2))
 
-    burst(rq_queue)
+    burst(rq_queue, renditions_queue)
 
     job.refresh_from_db()
     assert job.status == "succeeded"
@@ -190,3 +208,80 @@ def test_on_s3_renditions_carry_their_headers_and_public_urls_answer(
             assert answer.status == 200
             assert answer.headers["Content-Type"] == "image/webp"
     assert image["srcset"].endswith("1200w")
+
+
+def png16(image: Image.Image) -> bytes:
+    """A 16-bit RGB PNG of ``image`` (Pillow writes 16-bit grayscale only: libvips writes it)."""
+    samples = np.asarray(image, dtype=np.uint16) * 257  # 0..255 -> 0..65535
+    height, width, bands = samples.shape
+    wide = pyvips.Image.new_from_memory(samples.tobytes(), width, height, bands, "ushort")
+    return wide.copy(interpretation="rgb16").pngsave_buffer(bitdepth=16)
+
+
+def encoded(image: Image.Image, fmt: str, **options) -> bytes:
+    out = io.BytesIO()
+    image.save(out, fmt, **options)
+    return out.getvalue()
+
+
+# Every format ingest accepts, as a crawler may serve it: a real photograph, wide enough for
+# both rendition widths.
+ACCEPTED_FORMATS = {
+    "JPEG": lambda image: encoded(image, "JPEG", quality=90),
+    "CMYK JPEG": lambda image: encoded(image.convert("CMYK"), "JPEG", quality=90),
+    "PNG": lambda image: encoded(image, "PNG"),
+    "16-bit PNG": png16,
+    "WebP": lambda image: encoded(image, "WEBP", quality=90),
+    "GIF": lambda image: encoded(image, "GIF"),
+}
+
+
+@pytest.mark.parametrize("fmt", list(ACCEPTED_FORMATS))
+def test_every_accepted_format_gets_its_renditions(fmt, image_server):
+    # Given a photograph (scikit-image's) converted to the format, 1300x975
+    original = photo("chelsea").resize((1300, 975), Image.Resampling.BICUBIC)
+    body = ACCEPTED_FORMATS[fmt](original)
+
+    # When an album of it is ingested (embedded mode: the job, then its renditions job)
+    job = accept([image_server.add("/photo", body)])
+    assert thread_pool.wait_idle(timeout=120)
+
+    # Then the image has both renditions, stored as WebP of the sizes listed, showing the
+    # photograph (not inverted, not blank, not a palette's wrong colours)
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    image = RunwayImage.objects.get()
+    assert (image.rendition_status, image.rendition_error) == ("done", "")
+    assert [(r["width"], r["height"]) for r in image.renditions] == [(400, 300), (1200, 900)]
+    for rendition in image.renditions:
+        with default_storage.open(rendition["key"], "rb") as stored:
+            shown = Image.open(io.BytesIO(stored.read()))
+            assert shown.format == "WEBP"
+            assert shown.size == (rendition["width"], rendition["height"])
+            shown = shown.convert("RGB")
+        expected = np.asarray(original.resize(shown.size, Image.Resampling.BICUBIC), float)
+        assert np.abs(np.asarray(shown, float) - expected).mean() < 20, fmt
+    assert image.placeholder and image.color.startswith("#")
+
+
+def test_an_image_whose_render_exceeds_the_decode_budget_is_refused_and_shown_as_is(
+    image_server, settings
+):
+    # Given a decode budget that ingest's check of a 4000x4000 GIF fits (one byte a pixel
+    # through Pillow) but its rendition does not (a whole RGBA canvas through libvips)
+    settings.INGEST_DECODE_MEMORY_BYTES = 64 * 1024 * 1024
+    out = io.BytesIO()
+    Image.new("P", (4000, 4000), 0).save(out, "GIF")
+
+    job = accept([image_server.add("/wide.gif", out.getvalue())])
+    assert thread_pool.wait_idle(timeout=120)
+
+    # Then the album is ingested, and the image has no renditions and says why
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    image = RunwayImage.objects.get()
+    assert (image.rendition_status, image.renditions) == ("failed", [])
+    assert image.rendition_error == (
+        "cannot render the original: rendering this 4000x4000 GIF would take about 156 MiB "
+        "of memory, more than the 64 MiB decode budget"
+    )

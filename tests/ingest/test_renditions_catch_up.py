@@ -1,5 +1,6 @@
 """The scheduled catch-up (ingest.tasks.renditions_catch_up): the albums whose renditions job
-was lost (Redis down when their ingest job ended) get one, once, a bounded number per run; the
+was lost (Redis down when their ingest job ended) get one on the renditions queue, once, a
+bounded number per run; the
 albums whose job may still be on its way, those done and those failed are left alone."""
 
 import importlib
@@ -34,7 +35,7 @@ def queued_albums(queue) -> list[tuple]:
     return sorted(tuple(job.args) for job in jobs)
 
 
-def test_a_lost_renditions_job_is_enqueued_once_and_then_done(rq_queue):
+def test_a_lost_renditions_job_is_enqueued_once_and_then_done(rq_queue, renditions_queue):
     # Given albums ingested an hour ago whose renditions job never reached Redis
     lost = album(stored_ago=timedelta(hours=1))
     lost_street = album(stored_ago=timedelta(hours=1), street=True)
@@ -48,37 +49,39 @@ def test_a_lost_renditions_job_is_enqueued_once_and_then_done(rq_queue):
     first = tasks.renditions_catch_up()
     second = tasks.renditions_catch_up()
 
-    # Then one job per lost album is queued, the second run adding nothing
+    # Then one job per lost album is queued on the renditions queue, the second run adding
+    # nothing
     assert first == "enqueued 2 album(s) without renditions"
     assert second == "enqueued 0 album(s) without renditions"
-    assert queued_albums(rq_queue) == [("runway", lost.pk), ("street", lost_street.pk)]
+    assert rq_queue.count == 0
+    assert queued_albums(renditions_queue) == [("runway", lost.pk), ("street", lost_street.pk)]
 
     # And a worker running them makes the renditions; the next run finds nothing to do
-    SimpleWorker([rq_queue], connection=rq_queue.connection).work(burst=True)
+    SimpleWorker([rq_queue, renditions_queue], connection=rq_queue.connection).work(burst=True)
     assert set(lost.images.values_list("rendition_status", flat=True)) == {"done"}
     assert set(lost_street.images.values_list("rendition_status", flat=True)) == {"done"}
     assert tasks.renditions_catch_up() == "enqueued 0 album(s) without renditions"
-    assert rq_queue.count == 0
+    assert renditions_queue.count == 0
 
 
 def test_each_run_enqueues_a_bounded_number_and_the_queued_do_not_block_the_rest(
-    rq_queue, monkeypatch
+    renditions_queue, monkeypatch
 ):
     monkeypatch.setattr(tasks, "RENDITIONS_CATCH_UP_ALBUMS", 2)
     lost = [album(stored_ago=timedelta(hours=1)) for _ in range(3)]
 
     assert tasks.renditions_catch_up() == "enqueued 2 album(s) without renditions"
-    assert queued_albums(rq_queue) == [("runway", r.pk) for r in lost[:2]]
+    assert queued_albums(renditions_queue) == [("runway", r.pk) for r in lost[:2]]
     # The first two still wait in the queue: the next run takes the third, not them again.
     assert tasks.renditions_catch_up() == "enqueued 1 album(s) without renditions"
-    assert queued_albums(rq_queue) == [("runway", r.pk) for r in lost]
+    assert queued_albums(renditions_queue) == [("runway", r.pk) for r in lost]
     assert tasks.renditions_catch_up() == "enqueued 0 album(s) without renditions"
 
 
-def test_an_album_whose_job_was_lost_too_is_tried_again_later(rq_queue, settings):
+def test_an_album_whose_job_was_lost_too_is_tried_again_later(rq_queue, renditions_queue, settings):
     lost = album(stored_ago=timedelta(hours=1))
     assert tasks.renditions_catch_up() == "enqueued 1 album(s) without renditions"
-    rq_queue.empty()  # that job is lost as well
+    renditions_queue.empty()  # that job is lost as well
 
     # Within the time its job may wait and retry: not again
     assert tasks.renditions_catch_up() == "enqueued 0 album(s) without renditions"
@@ -89,15 +92,15 @@ def test_an_album_whose_job_was_lost_too_is_tried_again_later(rq_queue, settings
         f"archive:renditions-catch-up:{rq_queue.name}", {f"runway:{lost.pk}": 0}
     )
     assert tasks.renditions_catch_up() == "enqueued 1 album(s) without renditions"
-    assert queued_albums(rq_queue) == [("runway", lost.pk)]
+    assert queued_albums(renditions_queue) == [("runway", lost.pk)]
 
 
-def test_nothing_is_enqueued_when_renditions_are_left_to_the_backfill(rq_queue, settings):
+def test_nothing_is_enqueued_when_renditions_are_left_to_the_backfill(renditions_queue, settings):
     settings.RENDITIONS_AT_INGEST = False
     album(stored_ago=timedelta(hours=1))
 
     assert tasks.renditions_catch_up().startswith("skipped")
-    assert rq_queue.count == 0
+    assert renditions_queue.count == 0
     assert RunwayImage.objects.filter(rendition_status="pending").count() == 2
 
 

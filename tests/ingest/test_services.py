@@ -346,6 +346,28 @@ def test_reconcile_requeues_a_job_a_dying_worker_took_but_never_started(rq_queue
     assert redis.lrange(rq_queue.intermediate_queue_key, 0, -1) == []
 
 
+def test_reconcile_requeues_a_retry_no_scheduler_moved_in_time(rq_queue, settings):
+    # Given two jobs whose first execution failed: rq scheduled each one's retry. One is due in
+    # a minute; the other was due 100 s ago, and the worker holding rq's scheduler lock was
+    # killed, so nothing moved it (the other workers take the role only every 10 minutes).
+    settings.INGEST_RECONCILE_GRACE_SECONDS = 0
+    settings.INGEST_WORKER_HEARTBEAT_SECONDS = 30
+    later, overdue = IngestJobFactory(), IngestJobFactory()
+    redis = rq_queue.connection
+    for job, due in ((later, timedelta(minutes=1)), (overdue, timedelta(seconds=-100))):
+        assert queueing.ingest_job_enqueue(job_id=job.pk)
+        rq_job = Job.fetch(rq_job_id(job.pk), connection=redis)
+        redis.lrem(rq_queue.key, 0, rq_job.id)
+        rq_queue.schedule_job(rq_job, timezone.now() + due)
+
+    result = ingest_jobs_reconcile()
+
+    # Then the overdue one is on the queue, once, and no longer scheduled; the other waits.
+    assert result.enqueued == [overdue.pk]
+    assert rq_queue.get_job_ids() == [rq_job_id(overdue.pk)]
+    assert rq_queue.scheduled_job_registry.get_job_ids() == [rq_job_id(later.pk)]
+
+
 def test_enqueuing_a_waiting_job_again_replaces_its_entry(rq_queue, settings):
     # Two reconciles at once, or the admin's retry racing one, enqueue the same job.
     job = IngestJobFactory()

@@ -4,6 +4,13 @@ images (legacy imports, images ingested before renditions existed, renditions th
 Resumable by construction: an image is skipped once its renditions are made, and its row is
 written only after its objects are stored, so an interrupted run (Ctrl-C, a killed process)
 loses at most the images in hand; running the command again does the rest.
+
+With REDIS_URL (workers running), the command does not render: it puts one renditions job per
+album on the `renditions` queue, which the workers serve after `ingest`, so a backfill of the
+whole archive never holds a new album back. It keeps at most --waiting jobs on that queue and
+waits for the workers to take them before enqueuing more: Redis holds a few dozen jobs, not the
+archive, and a new album's own renditions wait behind that many at most. --here renders in
+this process instead (threads, as in the embedded mode).
 """
 
 import os
@@ -13,15 +20,23 @@ import threading
 import time
 from dataclasses import dataclass
 
+import django_rq
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
+from redis.exceptions import RedisError
 
-from catalog.models import IMAGE_MODELS, RECORD_MODELS, RecordImage
+from catalog.jobs import renditions_job_enqueue
+from catalog.models import IMAGE_MODELS, IMAGE_PARENT_FIELD, RECORD_MODELS, RecordImage
 from catalog.services.renditions import Tally, image_renditions_make
 
 Status = RecordImage.RenditionStatus
 _BATCH = 500
 _MAX_PROBLEMS_SHOWN = 50
+# Jobs the enqueueing backfill keeps waiting on the renditions queue (--waiting), and how often
+# it looks whether the workers took some.
+_WAITING = 20
+_POLL_SECONDS = 1.0
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
@@ -54,13 +69,40 @@ class Command(BaseCommand):
             default=_CORES,
             help="images rendered at once, each in its own thread (libvips releases the GIL); "
             f"default: the number of cores ({_CORES}), which measured fastest "
-            "(docs/renditions.md)",
+            "(docs/renditions.md); with --here or without REDIS_URL",
+        )
+        parser.add_argument(
+            "--here",
+            action="store_true",
+            help="render in this process even when REDIS_URL is set (by default the albums "
+            "go to the workers' renditions queue, served after ingest)",
+        )
+        parser.add_argument(
+            "--waiting",
+            type=int,
+            default=_WAITING,
+            help="jobs kept waiting on the renditions queue at most: more are enqueued as the "
+            f"workers take them (default {_WAITING})",
         )
 
-    def handle(self, *args, record=None, force=False, workers=_CORES, **options):
+    def handle(
+        self,
+        *args,
+        record=None,
+        force=False,
+        workers=_CORES,
+        here=False,
+        waiting=_WAITING,
+        **options,
+    ):
         if workers < 1:
             raise CommandError("--workers must be at least 1")
+        if waiting < 1:
+            raise CommandError("--waiting must be at least 1")
         scopes = self._scopes(record)
+        if settings.REDIS_URL and not here:
+            self._enqueue(scopes, force, waiting)
+            return
         tally = Tally()
         for scope in scopes:
             tally.skipped += 0 if force else self._images(scope).filter(**_done()).count()
@@ -111,6 +153,49 @@ class Command(BaseCommand):
     def _todo(self, scope: Scope, force: bool):
         images = self._images(scope)
         return images if force else images.exclude(**_done())
+
+    def _enqueue(self, scopes: list[Scope], force: bool, waiting: int) -> None:
+        """One renditions job per album with images to do, never more than ``waiting`` on
+        the queue: the workers serve ingest first, and each album's job is one album's time."""
+        queue = django_rq.get_queue(settings.RENDITIONS_QUEUE)
+        albums = {scope: self._albums(scope, force) for scope in scopes}
+        total = sum(len(ids) for ids in albums.values())
+        self.stdout.write(
+            f"{total} album(s) to render: enqueued on the {queue.name!r} queue, at most "
+            f"{waiting} waiting at a time (--here renders in this process)"
+        )
+        enqueued = 0
+        shown = time.monotonic()
+        try:
+            for scope, record_ids in albums.items():
+                for record_id in record_ids:
+                    while queue.count >= waiting:
+                        if time.monotonic() - shown >= 5:
+                            shown = time.monotonic()
+                            self.stderr.write(f"enqueued {enqueued}/{total}; the workers are busy")
+                        time.sleep(_POLL_SECONDS)
+                    renditions_job_enqueue(kind=scope.kind, record_id=record_id, force=force)
+                    enqueued += 1
+        except RedisError as error:
+            raise CommandError(
+                f"Redis failed after {enqueued} of {total} album(s): {error}; run the command "
+                "again (albums done are skipped) or with --here"
+            ) from error
+        except KeyboardInterrupt:
+            self.stdout.write(f"Interrupted after {enqueued} of {total} album(s) enqueued.")
+            sys.exit(130)
+        self.stdout.write(
+            f"enqueued {enqueued} album(s); the workers make their renditions (the admin's "
+            "dashboard counts the images still to do)"
+        )
+
+    def _albums(self, scope: Scope, force: bool) -> list[int]:
+        if scope.record_id is not None:
+            return [scope.record_id] if self._todo(scope, force).exists() else []
+        parent = IMAGE_PARENT_FIELD[scope.kind]
+        return list(
+            self._todo(scope, force).order_by(parent).values_list(parent, flat=True).distinct()
+        )
 
     def _run(self, scopes, force, workers, tally, progress) -> None:
         work: queue.Queue = queue.Queue(maxsize=workers * 4)
