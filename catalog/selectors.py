@@ -93,9 +93,9 @@ def image_near_duplicate_candidates(
     ``ingest.hashing.band_probes``). Each band has a partial index on live rows with a
     comparable hash, so this is a BitmapOr of four index scans over a few hundred probe
     values, never a scan of the table; the caller checks the exact Hamming distance of each
-    candidate (bench/dup_lookup.py: at a million images, ~1000 candidates per query, and
-    checking them in the database instead saves nothing measurable: visiting their heap pages
-    is the cost).
+    candidate (checking it in the database instead saves nothing measurable: visiting the
+    candidates' heap pages is the cost; bench/dup_lookup.py's figures: docs/hashing.md,
+    "Measured at a million images").
 
     Hashes of another algorithm are not comparable bit for bit, so they are filtered here, in
     the query: the legacy archive's (of an unknown algorithm) are not even in the band

@@ -1,33 +1,9 @@
-"""Bytes are public exactly while published: the rule, the moves that hold it, and the sweep.
+"""Bytes are public exactly while published: the rule (:func:`public_keys_among`), the moves
+that hold it (:func:`keys_sync`, :func:`record_bytes_sync`, :func:`media_changes_process`) and
+the sweep (:func:`media_sweep`).
 
-**The rule.** An object may be read anonymously if and only if a published, live record shows
-it through a live image: an original by its ``storage_key``, a rendition by the sha1 of the
-bytes it was made from (objects are shared by content, so withdrawing album A keeps what
-album B still shows). :func:`public_keys_among` is the rule, as one query per image table.
-
-**Two stores.** The private store (``default``) holds every object; the public store
-(``public``) holds a copy of exactly the public ones (MEDIA_PUBLIC_COPIES: a bucket, or a
-folder of copies). Without copies (the embedded mode) the public URLs are Django's media
-route, which asks :func:`key_is_public` at each request.
-
-**The ledger.** ``public_objects`` (:class:`~catalog.models.PublicObject`) lists what may be in
-the public store. :func:`keys_sync` moves keys to their rule's state: under a lock per key, it
-reads the rule, writes its intent (``pending``) and commits it, copies or removes, then writes
-the outcome. So the ledger never says less than the store holds, a storage error leaves the
-key pending (the sweep retries it), and two syncs of one key take turns: the one that runs
-second reads the rule after the first's change.
-
-**Records.** A published record shows in the public views once ``bytes_public`` is set, and
-:func:`record_bytes_sync` sets it only after every key of its live images is public: no URL the
-API shows fails to answer. A record that leaves the public has it cleared in the same write
-(catalog.services.record_save), so it stops showing at once, and its bytes go after.
-
-**After commit, as a job.** Every write the public may see adds a :class:`MediaChange` row in
-its own transaction (:func:`record_change_note`); on commit, the ``media_changed`` signal asks
-for a job (ingest connects it to the visibility queue, or the in-process runner), which runs
-:func:`media_changes_process`: move the bytes of each changed record, then purge the edge
-(catalog.edge) in one batch, then delete the rows. A job lost with Redis leaves its rows, and
-:func:`media_sweep` runs them; the sweep also finds what no write announced (an operator's SQL).
+The two stores, the ledger, the ``bytes_public`` flag, the outbox of media changes and the
+tests that hold each part: docs/architecture.md, "Visibility reaches the bytes and the edge".
 """
 
 from __future__ import annotations

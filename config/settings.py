@@ -112,9 +112,9 @@ else:
 
 # PostgreSQL's planner cost of a random page read, set on the application's connections: the
 # server's default (4) assumes spinning disks, and made a search's facets scan every public
-# runway rather than use the search index (53 against 29 ms p95 at 50,000 runways, the home
-# page 43 against 22; bench/public_api.py). 1.1 is what PostgreSQL's documentation suggests
-# for SSDs and for data mostly in memory. Empty = the server's own setting.
+# runway rather than use the search index (bench/public_api.py's figures: docs/api.md,
+# "Speed"). 1.1 is what PostgreSQL's documentation suggests for SSDs and for data mostly in
+# memory. Empty = the server's own setting.
 PG_RANDOM_PAGE_COST = env.str("PG_RANDOM_PAGE_COST", default="1.1")
 
 
@@ -370,10 +370,11 @@ INGEST_IMAGE_RETRY_BACKOFF = env.float("INGEST_IMAGE_RETRY_BACKOFF", default=1.0
 # downloaded in time are refused (issues of the job, which keeps the others).
 # The system check ingest.W002 says when INGEST_JOB_TIMEOUT leaves too little room around it.
 INGEST_DOWNLOAD_BUDGET = env.float("INGEST_DOWNLOAD_BUDGET", default=600.0)
-# Near-duplicate radius in bits; the one place its default lives. Measured with
-# bench/dup_threshold.py (docs/hashing.md): re-encodes, resizes and +-10% brightness of 18
-# photos land within 6; different photos start at 18, and different people's aligned faces (the
-# closest stand-in for one runway's looks) at 10. 7 costs the same index probes as 6.
+# Near-duplicate radius in bits; the one place its default lives. Re-encodes, resizes and
+# brightness changes of one photo land within it, different photos (and different people's
+# aligned faces, the closest stand-in for one runway's looks) well outside, and it costs the
+# same index probes as 6: bench/dup_threshold.py's figures are in docs/hashing.md, "The
+# threshold".
 INGEST_DUPLICATE_MAX_DISTANCE = env.int("INGEST_DUPLICATE_MAX_DISTANCE", default=7)
 
 # An editor's soft claim on the album they have open (review.models.ReviewClaim) lapses

@@ -32,9 +32,9 @@ from catalog.text import truncate
 PHASH_ALGORITHM = "phash-draft128-v1"
 
 # The reduced decode keeps the shorter side at least this many pixels before the final 32x32
-# resize. Measured (bench/hash_bench.py, docs/hashing.md): 128 keeps every sample photo within
-# 2 bits of imagehash.phash on a full decode, while a 2000x3000 JPEG still decodes at 1/8 scale.
-# Smaller targets (32, 64) drift up to 6 bits on ~500 px images for no speed gain on big ones.
+# resize: the smallest that kept every sample photo close to imagehash.phash on a full decode
+# while a runway-sized JPEG still decodes at 1/8 scale; smaller targets drift on small images
+# for no speed gain on big ones (bench/hash_bench.py's figures: docs/hashing.md, "The hash").
 REDUCED_MIN_SIDE = 128
 
 _HASH_SIZE = 8  # 8x8 low-frequency DCT coefficients -> 64 bits

@@ -184,8 +184,13 @@ def renditions_queue(rq_queue, settings):
 
 @pytest.fixture(scope="session")
 def moto_s3():
+    """The tests' one S3 server (moto in server mode, on a free port): its URL. Each test that
+    uses it makes a bucket of its own (s3_storage below, the fault suite's `bucket`)."""
+    import logging
+
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # a line per request otherwise
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

@@ -1,11 +1,21 @@
-"""factory_boy factories for every model. Entity keys come from sequences so two factory
-records never collide unless a test makes them."""
+"""factory_boy factories for every model, the one place tests build rows. Entity keys come
+from sequences so two factory records never collide unless a test makes them.
+
+Albums come with their images: ``RunwayFactory(images=6)``, ``images=[{...}, ...]``,
+``StreetSnapFactory(images="MdMd")`` (main, detail, ...), ``published=True``; the first image
+is the cover and image_count counts them (the ``images`` hooks below say the rest).
+``images__photos=True`` stores real photographs (scikit-image's samples) under their keys."""
 
 import hashlib
+import io
 
 import factory
+import skimage.data
 from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.utils import timezone
+from PIL import Image
 
 from catalog.models import (
     Brand,
@@ -23,6 +33,38 @@ from catalog.models import (
 )
 from ingest.models import IngestJob, UsedWebhookId
 from review.models import ReviewClaim, ReviewEvent
+
+# --- Photographs: scikit-image's bundled samples, for images whose bytes are really stored ------
+
+PHOTOS = ["astronaut", "coffee", "chelsea", "rocket", "camera", "moon", "coins", "clock"]
+_encoded: dict[str, bytes] = {}
+
+
+def photo_bytes(name: str) -> bytes:
+    """A bundled scikit-image sample as a small JPEG, encoded in memory (cached per run)."""
+    if name not in _encoded:
+        image = Image.fromarray(getattr(skimage.data, name)())
+        image.thumbnail((320, 320))
+        buffer = io.BytesIO()
+        image.convert("RGB").save(buffer, format="JPEG", quality=80)
+        _encoded[name] = buffer.getvalue()
+    return _encoded[name]
+
+
+def distinct_photo(n: int) -> bytes:
+    """A photograph of its own for image n (a sample, shifted by n pixels): every tile of a
+    big album is another file, as in a real album, so the browser cannot reuse one."""
+    base = Image.open(io.BytesIO(photo_bytes(PHOTOS[n % len(PHOTOS)])))
+    shifted = base.crop((n % 37, 0, base.width, base.height))
+    out = io.BytesIO()
+    shifted.save(out, format="JPEG", quality=80)
+    return out.getvalue()
+
+
+def store(key: str, data: bytes) -> str:
+    if not default_storage.exists(key):
+        default_storage.save(key, ContentFile(data))
+    return key
 
 
 class BrandFactory(factory.django.DjangoModelFactory):
@@ -43,8 +85,12 @@ class BrandAliasFactory(factory.django.DjangoModelFactory):
 
 
 class RunwayFactory(factory.django.DjangoModelFactory):
+    """A runway; ``images=`` gives it images (see ``images`` below), ``published=True``
+    publishes it."""
+
     class Meta:
         model = Runway
+        skip_postgeneration_save = True
 
     brand = factory.SubFactory(BrandFactory)
     season_code = factory.Sequence(lambda n: f"FW{n:04d}")
@@ -62,6 +108,68 @@ class RunwayFactory(factory.django.DjangoModelFactory):
             bytes_public=True,
         )
 
+    @factory.post_generation
+    def images(runway, create, extracted, **fields):
+        """``images=3``: three images; ``images=[{...}, ...]``: one image per dict of fields.
+        They take sort_order 0, 1, ...; the first is the cover and image_count counts them.
+
+        ``images__<field>=...`` sets a field of every image, and besides the fields:
+        ``images__photos=True`` stores a real photograph under each key (PHOTOS in turn),
+        ``images__shots=2`` puts two images in each look (looks 1, 1, 2, 2, ...),
+        ``images__duplicate=True`` marks the last image a duplicate of the first and
+        ``images__cover=None`` (or an index) sets the cover.
+        """
+        if not create or extracted is None:
+            return
+        shots = fields.pop("shots", None)
+        duplicate = fields.pop("duplicate", False)
+        cover = fields.pop("cover", 0)
+        made = [
+            RunwayImageFactory(
+                runway=runway, **({"look_index": n // shots + 1} if shots else {}) | values
+            )
+            for n, values in enumerate(_image_values(extracted, fields))
+        ]
+        if duplicate and len(made) > 1:
+            made[-1].is_duplicate, made[-1].dup_of = True, made[0]
+            made[-1].save(update_fields=["is_duplicate", "dup_of"])
+        _set_cover(runway, made, cover)
+
+
+def images_of(record) -> list:
+    """An album's images in their order, deleted ones included."""
+    return list(record.images.order_by("sort_order"))
+
+
+def _image_values(extracted, fields: dict) -> list[dict]:
+    """The fields of each image an album factory's ``images=`` asks for (a count or a list of
+    dicts), in order; ``photos=True`` among ``fields``: sample n's bytes for image n."""
+    photos = fields.pop("photos", False)
+    specs = [{} for _ in range(extracted)] if isinstance(extracted, int) else list(extracted)
+    values = []
+    for n, spec in enumerate(specs):
+        one = {"sort_order": n, **fields, **spec}
+        if photos and "photo" not in one:
+            one["photo"] = PHOTOS[n % len(PHOTOS)]
+        if isinstance(one.get("photo"), bytes):
+            one.setdefault("byte_size", len(one["photo"]))
+        values.append(one)
+    return values
+
+
+def _set_cover(record, images: list, cover: int | None) -> None:
+    record.cover = images[cover] if images and cover is not None else None
+    record.image_count = len(images)
+    type(record).objects.filter(pk=record.pk).update(
+        cover=record.cover, image_count=record.image_count
+    )
+
+
+def _store_photo(image, create: bool, extracted) -> None:
+    if create and extracted:
+        data = extracted if isinstance(extracted, bytes) else photo_bytes(extracted)
+        store(image.storage_key, data)
+
 
 def _key(n: int) -> str:
     digest = hashlib.sha1(str(n).encode()).hexdigest()  # noqa: S324 - a test key, not security
@@ -71,6 +179,7 @@ def _key(n: int) -> str:
 class RunwayImageFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = RunwayImage
+        skip_postgeneration_save = True
 
     runway = factory.SubFactory(RunwayFactory)
     storage_key = factory.Sequence(_key)
@@ -83,10 +192,18 @@ class RunwayImageFactory(factory.django.DjangoModelFactory):
     sort_order = factory.Sequence(lambda n: n)
     look_index = factory.Sequence(lambda n: n + 1)
 
+    # ``photo="coffee"`` (a sample of PHOTOS) or ``photo=b"..."``: those bytes are stored under
+    # the image's key, as ingest leaves an original.
+    photo = factory.PostGeneration(_store_photo)
+
 
 class StreetSnapFactory(factory.django.DjangoModelFactory):
+    """A street album; ``images=`` gives it images (see ``images`` below), ``published=True``
+    publishes it."""
+
     class Meta:
         model = StreetSnap
+        skip_postgeneration_save = True
 
     city = "Copenhagen"
     year = 2026
@@ -102,10 +219,36 @@ class StreetSnapFactory(factory.django.DjangoModelFactory):
             bytes_public=True,
         )
 
+    @factory.post_generation
+    def images(snap, create, extracted, **fields):
+        """As RunwayFactory's ``images``, with details: ``images="MdMdd"`` lays the album out
+        (M a main image, d a detail of the main before it), and ``images__details=True``
+        with a count or a list alternates main, detail, main, ..."""
+        if not create or extracted is None:
+            return
+        cover = fields.pop("cover", 0)
+        count = len(extracted) if isinstance(extracted, list | str) else extracted
+        if isinstance(extracted, str):
+            layout = extracted
+        else:
+            layout = ("Md" if fields.pop("details", False) else "M") * count
+        layout = layout[:count]
+        made: list[StreetSnapImage] = []
+        main = None
+        specs = extracted if isinstance(extracted, list) else len(layout)
+        for kind, values in zip(layout, _image_values(specs, fields), strict=True):
+            image = StreetSnapImageFactory(
+                street_snap=snap, **({"parent": main} if kind == "d" else {}), **values
+            )
+            main = image if kind == "M" else main
+            made.append(image)
+        _set_cover(snap, made, cover)
+
 
 class StreetSnapImageFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = StreetSnapImage
+        skip_postgeneration_save = True
 
     street_snap = factory.SubFactory(StreetSnapFactory)
     storage_key = factory.Sequence(_key)
@@ -118,6 +261,8 @@ class StreetSnapImageFactory(factory.django.DjangoModelFactory):
     sort_order = factory.Sequence(lambda n: n)
     is_detail = factory.LazyAttribute(lambda o: o.parent is not None)
     parent = None
+
+    photo = factory.PostGeneration(_store_photo)  # as RunwayImageFactory's
 
 
 class IngestJobFactory(factory.django.DjangoModelFactory):

@@ -13,9 +13,7 @@ from catalog.storage import image_store, rendition_key, rendition_put
 from catalog.visibility import media_changes_process
 from tests.factories import (
     RunwayFactory,
-    RunwayImageFactory,
     StreetSnapFactory,
-    StreetSnapImageFactory,
 )
 from tests.ingest.support import jpeg, photo
 
@@ -52,19 +50,8 @@ def stored_image(name: str, *, size: int = 96, renditions: bool = True) -> dict:
 def album(kind: str = "runway", *, photos=PHOTOS[:2], renditions: bool = True, **fields) -> Record:
     """A record with one image per photograph, each stored; ``published=True`` for a
     published one (as the factories do: its bytes are taken as public)."""
-    factory, image_factory, parent = {
-        "runway": (RunwayFactory, RunwayImageFactory, "runway"),
-        "street": (StreetSnapFactory, StreetSnapImageFactory, "street_snap"),
-    }[kind]
-    record = factory(**fields)
-    images = [
-        image_factory(**{parent: record}, **stored_image(name, renditions=renditions))
-        for name in photos
-    ]
-    record.cover = images[0]
-    record.image_count = len(images)
-    record.save(update_fields=["cover", "image_count"])
-    return record
+    factory = {"runway": RunwayFactory, "street": StreetSnapFactory}[kind]
+    return factory(images=[stored_image(name, renditions=renditions) for name in photos], **fields)
 
 
 def keys_of(record: Record, *, live_only: bool = True) -> set[str]:

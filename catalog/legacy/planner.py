@@ -7,8 +7,8 @@ plan; the writer applies it, calling the same `decide_images` on the same album 
 cannot disagree. The rules it applies are stated in docs/legacy-import.md ("Rules").
 
 Memory: records and brands are held (a few hundred bytes each plus their text); images are
-streamed one album at a time and only their ids are kept, in sets. A whole dry run measured
-about 120-150 bytes per legacy row (bench/legacy_import.py).
+streamed one album at a time and only their ids are kept, in sets. What a dry run measured
+(bench/legacy_import.py): docs/legacy-import.md, "While it runs".
 """
 
 from __future__ import annotations

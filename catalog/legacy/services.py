@@ -62,8 +62,8 @@ def legacy_archive_migrate(
     """
     if dry_run:
         # Not the write in a transaction rolled back: that would lock the record tables
-        # against ingest and take as long as the import (bench/legacy_import.py: 36-63 s
-        # against 6-10 s at 20,000 records and 400,000 images), for checks of the writer.
+        # against ingest and take as long as the import, several times the plan alone
+        # (docs/legacy-import.md, "While it runs"), for checks of the writer.
         plan = build_plan(source, read_catalog_state(), progress=progress)
         return MigrationResult(
             plan, dry_run=True, checks=plan.checks, not_run=list(DATABASE_CHECKS)

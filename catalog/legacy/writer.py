@@ -7,11 +7,12 @@ on every row. A dup_of whose target is not inserted yet is set afterwards; cover
 every image has its id. The legacy id map is written alongside.
 
 Two ways to insert, same rows: on PostgreSQL, COPY with ids taken from the table's sequence
-beforehand (2-3 times faster than bulk_create at production size: bench/legacy_import.py);
-elsewhere, Django's bulk_create. Tests run both.
+beforehand (the faster by far at production size); elsewhere, Django's bulk_create. Tests run
+both.
 
-Memory: besides the plan, the legacy -> new id maps of records and images, one dict entry each;
-a whole real run measured 200-300 bytes per legacy row.
+Memory: besides the plan, the legacy -> new id maps of records and images, one dict entry each.
+Times and memory per legacy row, measured by bench/legacy_import.py: docs/legacy-import.md,
+"While it runs".
 """
 
 from __future__ import annotations

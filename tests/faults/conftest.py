@@ -1,6 +1,7 @@
-"""Fixtures of the fault suite: an S3 server (moto, server mode) with a fresh bucket per test,
-the brand the albums name, and the test process's settings pointed at a rig's Redis and queue
-(reconcile runs in the test process, as cron would run it beside the workers)."""
+"""Fixtures of the fault suite: a fresh bucket per test on the shared S3 server (moto_s3,
+tests/conftest.py), the brand the albums name, and the test process's settings pointed at a
+rig's Redis and queue (reconcile runs in the test process, as cron would run it beside the
+workers)."""
 
 import json
 import os
@@ -12,28 +13,14 @@ from tests.factories import BrandFactory
 from tests.faults.harness import Figures, Rig
 
 
-@pytest.fixture(scope="session")
-def moto_server():
-    import logging
-
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # a line per request otherwise
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
 @pytest.fixture
-def bucket(moto_server):
+def bucket(moto_s3):
     import boto3
 
     name = f"faults-{uuid.uuid4().hex[:12]}"
     client = boto3.client(
         "s3",
-        endpoint_url=moto_server,
+        endpoint_url=moto_s3,
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
         region_name="us-east-1",
@@ -43,7 +30,7 @@ def bucket(moto_server):
 
 
 @pytest.fixture
-def rig_for(settings, moto_server, bucket):
+def rig_for(settings, moto_s3, bucket):
     """``rig_for(**options)``: a started Rig, stopped after the test; this process's settings
     (reconcile's) point at its Redis and queue."""
     from django.db import connection
@@ -52,9 +39,7 @@ def rig_for(settings, moto_server, bucket):
     started = []
 
     def start(**options) -> Rig:
-        rig = Rig(
-            database=connection.settings_dict, moto_url=moto_server, bucket=bucket[1], **options
-        )
+        rig = Rig(database=connection.settings_dict, moto_url=moto_s3, bucket=bucket[1], **options)
         started.append(rig)
         rig.__enter__()
         settings.REDIS_URL = rig.redis.url

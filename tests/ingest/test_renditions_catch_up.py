@@ -14,25 +14,18 @@ from rq.job import Job
 
 from catalog.models import RunwayImage
 from ingest import tasks
-from tests.catalog.services.test_renditions import stored_image
-from tests.factories import RunwayFactory, StreetSnapFactory, StreetSnapImageFactory
+from tests.catalog.services.test_renditions import photo_jpeg
+from tests.factories import RunwayFactory, StreetSnapFactory
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 def album(*, stored_ago: timedelta, status: str = "pending", street: bool = False):
     """A record with two stored images in rendition ``status``, stored ``stored_ago``."""
-    if street:
-        record = StreetSnapFactory()
-        images = [
-            stored_image(factory=StreetSnapImageFactory, street_snap=record) for _ in range(2)
-        ]
-    else:
-        record = RunwayFactory()
-        images = [stored_image(runway=record) for _ in range(2)]
-    type(images[0]).objects.filter(pk__in=[i.pk for i in images]).update(
-        created_at=timezone.now() - stored_ago, rendition_status=status
+    record = (StreetSnapFactory if street else RunwayFactory)(
+        images=2, images__photo=photo_jpeg(), images__width=1600, images__height=1200
     )
+    record.images.update(created_at=timezone.now() - stored_ago, rendition_status=status)
     return record
 
 

@@ -14,7 +14,7 @@ from django.test import override_settings
 from django.utils import timezone
 from hypothesis import strategies as st
 
-from catalog.models import Runway, StreetSnap, StreetSnapImage
+from catalog.models import StreetSnap, StreetSnapImage
 from tests.factories import (
     BrandFactory,
     RunwayFactory,
@@ -57,12 +57,11 @@ def published_archive() -> dict[str, list]:
     # One hash for every image: each public image has similar images to show.
     hashed = {"phash": 0x0F0F_0F0F_0F0F_0F0F, "phash_algorithm": "phash-draft128-v1"}
     for n in range(3):
-        runway = RunwayFactory(brand=acme if n < 2 else BrandFactory(), published=True)
-        shots = [
-            RunwayImageFactory(runway=runway, look_index=look, sort_order=order, **hashed)
-            for order, look in enumerate([1, 1, 2, 3])
-        ]
-        Runway.objects.filter(pk=runway.pk).update(cover=shots[0], image_count=len(shots))
+        runway = RunwayFactory(
+            brand=acme if n < 2 else BrandFactory(),
+            published=True,
+            images=[{"look_index": look, **hashed} for look in [1, 1, 2, 3]],
+        )
         runways.append(runway)
     RunwayImageFactory(runway=runways[0], deleted_at=now)
     RunwayFactory(brand=acme)  # pending

@@ -6,7 +6,7 @@ from urllib.parse import quote
 import pytest
 from django.utils import timezone
 
-from catalog.models import Runway, StreetSnap, StreetSnapImage
+from catalog.models import Runway, StreetSnap
 from publicapi import queries
 from tests.factories import (
     BrandFactory,
@@ -14,6 +14,7 @@ from tests.factories import (
     RunwayImageFactory,
     StreetSnapFactory,
     StreetSnapImageFactory,
+    images_of,
 )
 
 pytestmark = pytest.mark.django_db
@@ -67,12 +68,9 @@ def test_a_runway_in_the_list_carries_its_fields_brand_and_cover(client):
         collection_type="ready-to-wear",
         title="Acme Fall 2024",
         description="Wool.",
-        image_count=1,
+        images=[{"storage_key": "images/ab/abc.jpg", "width": 640, "height": 960, "look_index": 3}],
     )
-    cover = RunwayImageFactory(
-        runway=runway, storage_key="images/ab/abc.jpg", width=640, height=960, look_index=3
-    )
-    set_cover(runway, cover)
+    cover = runway.cover
 
     [shown] = get_json(client, "/api/v1/runways/")["results"]
 
@@ -107,22 +105,24 @@ def test_a_runway_in_the_list_carries_its_fields_brand_and_cover(client):
 def test_an_image_offers_its_renditions_srcset_placeholder_and_color(client):
     # Given a published runway whose cover (and only image) has both renditions, stored in
     # the JSON in descending order
-    runway = RunwayFactory(published=True, image_count=1)
     sha1 = "ab" * 20
-    cover = RunwayImageFactory(
-        runway=runway,
-        sha1=sha1,
-        width=2000,
-        height=3000,
-        renditions=[
-            {"width": 1200, "height": 1800, "key": f"renditions/ab/{sha1}/1200.webp"},
-            {"width": 400, "height": 600, "key": f"renditions/ab/{sha1}/400.webp"},
+    runway = RunwayFactory(
+        published=True,
+        images=[
+            {
+                "sha1": sha1,
+                "width": 2000,
+                "height": 3000,
+                "renditions": [
+                    {"width": 1200, "height": 1800, "key": f"renditions/ab/{sha1}/1200.webp"},
+                    {"width": 400, "height": 600, "key": f"renditions/ab/{sha1}/400.webp"},
+                ],
+                "placeholder": "3UgOFQaKa1+phmqGeXaJpm8z9gdT",
+                "color": "#936e62",
+                "rendition_status": "done",
+            }
         ],
-        placeholder="3UgOFQaKa1+phmqGeXaJpm8z9gdT",
-        color="#936e62",
-        rendition_status="done",
     )
-    set_cover(runway, cover)
 
     # When the frontend reads the list and the detail
     [listed] = get_json(client, "/api/v1/runways/")["results"]
@@ -143,8 +143,8 @@ def test_an_image_offers_its_renditions_srcset_placeholder_and_color(client):
 
 
 def test_the_etag_changes_when_renditions_appear(client):
-    runway = RunwayFactory(published=True, image_count=1)
-    image = RunwayImageFactory(runway=runway, sha1="cd" * 20)
+    runway = RunwayFactory(published=True, images=[{"sha1": "cd" * 20}], images__cover=None)
+    [image] = images_of(runway)
     url = f"/api/v1/runways/{runway.pk}/"
     before = client.get(url)
 
@@ -283,12 +283,10 @@ def image_objects(value) -> list[int]:
 def test_a_detail_carries_each_image_object_once_and_its_cover(client):
     # Looks and groups name their images by id: a 60-image runway was twice its size when
     # they repeated the image objects.
-    runway = RunwayFactory(published=True)
-    shots = [RunwayImageFactory(runway=runway, look_index=1 + n // 2) for n in range(6)]
-    set_cover(runway, shots[2])
-    snap = StreetSnapFactory(published=True)
-    main = StreetSnapImageFactory(street_snap=snap)
-    details = [StreetSnapImageFactory(street_snap=snap, parent=main) for _ in range(2)]
+    runway = RunwayFactory(published=True, images=6, images__shots=2, images__cover=2)
+    shots = images_of(runway)
+    snap = StreetSnapFactory(published=True, images="Mdd")
+    main, *details = images_of(snap)
 
     for url, album in [
         (f"/api/v1/runways/{runway.pk}/", shots),
@@ -622,11 +620,10 @@ def test_brands_are_those_with_published_runways_by_name_with_counts(client, at)
 def test_brand_detail_lists_its_published_runways_newest_first(client, at):
     brand = BrandFactory(slug="acme")
     old = RunwayFactory(brand=brand, published=True, published_at=at(1))
-    new = RunwayFactory(brand=brand, published=True, published_at=at(2))
+    new = RunwayFactory(brand=brand, published=True, published_at=at(2), images=1)
     RunwayFactory(brand=brand, status="rejected")
     RunwayFactory(published=True)  # another brand
-    cover = RunwayImageFactory(runway=new)
-    set_cover(new, cover)
+    cover = new.cover
 
     shown = get_json(client, "/api/v1/brands/acme/")
 
@@ -675,18 +672,12 @@ def test_the_home_page_has_the_latest_albums_and_featured_brands(client, at):
 
 
 def album(images: int):
-    runway = RunwayFactory(published=True)
-    shots = RunwayImageFactory.create_batch(images, runway=runway)
-    set_cover(runway, shots[0])
-    return runway
+    return RunwayFactory(published=True, images=images)
 
 
 def street_album(mains: int):
-    snap = StreetSnapFactory(published=True)
-    for main in StreetSnapImageFactory.create_batch(mains, street_snap=snap):
-        StreetSnapImageFactory.create_batch(2, street_snap=snap, parent=main)
-    set_cover(snap, StreetSnapImage.objects.filter(street_snap=snap).first())
-    return snap
+    """Each main image with two details."""
+    return StreetSnapFactory(published=True, images="Mdd" * mains)
 
 
 @pytest.mark.parametrize("page_size", [2, 40])
@@ -740,8 +731,7 @@ def test_detail_query_count_does_not_grow_with_album_size(client, django_assert_
     snap = street_album(size)
     brand = BrandFactory()
     for _ in range(size):
-        album_runway = RunwayFactory(brand=brand, published=True)
-        set_cover(album_runway, RunwayImageFactory(runway=album_runway))
+        RunwayFactory(brand=brand, published=True, images=1)
 
     # The album's images, each joined to the record, in one query; a brand, its runways,
     # and their covers.

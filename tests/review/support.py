@@ -3,48 +3,21 @@ makes them, albums whose images are real photographs in storage, what the ingest
 the catalog on a re-crawl, and a reader for the forms of a rendered admin page."""
 
 import importlib
-import io
 from html.parser import HTMLParser
 from types import SimpleNamespace
 
-import skimage.data
 from django.apps import apps as django_apps
 from django.contrib.auth.models import Group, User
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.db import connection
 from django.test import Client
-from PIL import Image
 
-from catalog.models import Runway, RunwayImage
+from catalog.models import Runway
 from catalog.services import NewImage, RunwayContent
 from tests.factories import (
     RunwayFactory,
-    RunwayImageFactory,
     StreetSnapFactory,
-    StreetSnapImageFactory,
+    distinct_photo,
 )
-
-PHOTOS = ["astronaut", "coffee", "chelsea", "rocket", "camera", "moon", "coins", "clock"]
-_encoded: dict[str, bytes] = {}
-
-
-def photo_bytes(name: str) -> bytes:
-    """A bundled scikit-image sample as a small JPEG, encoded in memory (cached per run)."""
-    if name not in _encoded:
-        image = Image.fromarray(getattr(skimage.data, name)())
-        image.thumbnail((320, 320))
-        buffer = io.BytesIO()
-        image.convert("RGB").save(buffer, format="JPEG", quality=80)
-        _encoded[name] = buffer.getvalue()
-    return _encoded[name]
-
-
-def store_photo(name: str, key: str) -> str:
-    if not default_storage.exists(key):
-        default_storage.save(key, ContentFile(photo_bytes(name)))
-    return key
-
 
 # review's data migrations that make the Editors group, and the function of each.
 EDITORS_GROUP_MIGRATIONS = [
@@ -72,51 +45,25 @@ def editors_group() -> Group:
 def make_runway(
     images: int = 3, *, duplicate: bool = False, renditions_made: bool = False, **fields
 ):
-    """A runway of `images` photographs; `renditions_made`: as the renditions job leaves
-    these small ones (narrower than 400 px: shown as they are), else as ingest leaves them
-    (no thumbnail yet: the pages show placeholders)."""
-    runway = RunwayFactory(**fields)
-    made_by_renditions = {"rendition_status": "done", "width": 320} if renditions_made else {}
-    made = [
-        RunwayImageFactory(
-            runway=runway,
-            sort_order=n,
-            look_index=n // 2 + 1,
-            storage_key=store_photo(PHOTOS[n % len(PHOTOS)], f"images/runway/{PHOTOS[n % 8]}.jpg"),
-            **made_by_renditions,
-        )
-        for n in range(images)
-    ]
-    if duplicate and len(made) > 1:
-        made[-1].is_duplicate = True
-        made[-1].dup_of = made[0]
-        made[-1].save()
-    runway.cover = made[0] if made else None
-    runway.image_count = len(made)
-    runway.save()
-    return runway
+    """A runway of `images` photographs, two to a look; `renditions_made`: as the renditions
+    job leaves these small ones (narrower than 400 px: shown as they are), else as ingest
+    leaves them (no thumbnail yet: the pages show placeholders)."""
+    made_by_renditions = (
+        {"images__rendition_status": "done", "images__width": 320} if renditions_made else {}
+    )
+    return RunwayFactory(
+        images=images,
+        images__photos=True,
+        images__shots=2,
+        images__duplicate=duplicate,
+        **made_by_renditions,
+        **fields,
+    )
 
 
 def make_street_snap(images: int = 4, *, details: bool = True, **fields):
     """Images alternate main, detail, main, detail, ... (each detail under the main before)."""
-    snap = StreetSnapFactory(**fields)
-    made = []
-    for n in range(images):
-        parent = made[-1] if details and n % 2 == 1 else None
-        made.append(
-            StreetSnapImageFactory(
-                street_snap=snap,
-                sort_order=n,
-                parent=parent,
-                storage_key=store_photo(
-                    PHOTOS[n % len(PHOTOS)], f"images/street/{PHOTOS[n % 8]}.jpg"
-                ),
-            )
-        )
-    snap.cover = made[0] if made else None
-    snap.image_count = len(made)
-    snap.save()
-    return snap
+    return StreetSnapFactory(images=images, images__details=details, images__photos=True, **fields)
 
 
 def recrawled_image(ingest_job_id: int) -> NewImage:
@@ -245,38 +192,14 @@ def log_in(page, live_server, username: str) -> None:
 # --- Albums for the browser tests (tests/review/test_browser_*.py) --------------------------
 
 
-def store(key: str, data: bytes) -> str:
-    if not default_storage.exists(key):
-        default_storage.save(key, ContentFile(data))
-    return key
-
-
-def distinct_photo(n: int) -> bytes:
-    """A photograph of its own for image n (a sample, shifted by n pixels): every tile of a
-    big album is another file, as in a real album, so the browser cannot reuse one."""
-    base = Image.open(io.BytesIO(photo_bytes(PHOTOS[n % len(PHOTOS)])))
-    shifted = base.crop((n % 37, 0, base.width, base.height))
-    out = io.BytesIO()
-    shifted.save(out, format="JPEG", quality=80)
-    return out.getvalue()
-
-
 def runway_with_looks(looks: int, *, shots: int = 1, **fields) -> Runway:
-    runway = RunwayFactory(**fields)
-    images = RunwayImage.objects.bulk_create(
-        RunwayImage(
-            runway=runway,
-            sort_order=n,
-            look_index=n // shots + 1,
-            storage_key=store(f"images/look/{runway.pk}-{n}.jpg", data := distinct_photo(n)),
-            width=300,
-            height=320,
-            byte_size=len(data),
-            # Made, and none 400 wide: the tile shows the small photo as it is.
-            rendition_status="done",
-        )
-        for n in range(looks * shots)
+    """A runway of `looks` looks of `shots` photographs each, every one a file of its own."""
+    return RunwayFactory(
+        images=[{"photo": distinct_photo(n)} for n in range(looks * shots)],
+        images__shots=shots,
+        # Made, and none 400 wide: the tile shows the small photo as it is.
+        images__rendition_status="done",
+        images__width=300,
+        images__height=320,
+        **fields,
     )
-    runway.cover, runway.image_count = images[0], len(images)
-    runway.save()
-    return runway

@@ -15,7 +15,7 @@ from skimage import data as skdata
 from catalog.models import Runway, RunwayImage
 from catalog.services.renditions import record_renditions_make
 from catalog.storage import image_store
-from tests.factories import RunwayFactory, RunwayImageFactory
+from tests.factories import RunwayFactory
 from tests.review.support import log_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -37,21 +37,21 @@ def runway_photo(n: int) -> bytes:
 def album_as_ingest_leaves_it() -> tuple[Runway, int]:
     """A 60-photo album as an ingest job leaves it: originals stored, renditions not made yet.
     Returns it and the bytes of its originals."""
-    runway = RunwayFactory(title="Acme Sixty Looks")
-    originals = 0
-    for n in range(IMAGES):
-        data = runway_photo(n)
-        originals += len(data)
-        sha1 = hashlib.sha1(data).hexdigest()  # noqa: S324 - a content address
-        key = image_store(data=data, sha1=sha1, mime_type="image/jpeg")
-        image = RunwayImageFactory(
-            runway=runway, storage_key=key, sha1=sha1, width=1400, height=2100, sort_order=n
-        )
-        if n == 0:
-            runway.cover = image
-    runway.image_count = IMAGES
-    runway.save()
-    return runway, originals
+    photos = [runway_photo(n) for n in range(IMAGES)]
+    runway = RunwayFactory(
+        title="Acme Sixty Looks",
+        images=[stored(data) for data in photos],
+        images__width=1400,
+        images__height=2100,
+    )
+    return runway, sum(len(data) for data in photos)
+
+
+def stored(data: bytes) -> dict:
+    """An original stored as ingest stores it (content-addressed); its image's fields."""
+    sha1 = hashlib.sha1(data).hexdigest()  # noqa: S324 - a content address
+    key = image_store(data=data, sha1=sha1, mime_type="image/jpeg")
+    return {"storage_key": key, "sha1": sha1, "byte_size": len(data)}
 
 
 def test_a_60_image_album_page_transfers_renditions_not_originals(live_server, browser_page):

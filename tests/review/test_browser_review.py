@@ -19,36 +19,22 @@ from playwright.sync_api import expect
 
 from catalog.models import Runway, RunwayImage, StreetSnap, StreetSnapImage
 from review.models import ReviewEvent
-from tests.factories import BrandFactory, StreetSnapFactory
-from tests.review.support import distinct_photo, log_in, runway_with_looks, store
+from tests.factories import BrandFactory, StreetSnapFactory, distinct_photo
+from tests.review.support import log_in, runway_with_looks
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def street_album(count: int, **fields) -> StreetSnap:
     """A street album of `count` images: main, detail, main, detail, ..."""
-    snap = StreetSnapFactory(**fields)
-    images = []
-    for n in range(count):
-        data = distinct_photo(n)
-        images.append(
-            StreetSnapImage(
-                street_snap=snap,
-                sort_order=n,
-                storage_key=store(f"images/street/{snap.pk}-{n}.jpg", data),
-                width=300,
-                height=320,
-                byte_size=len(data),
-                rendition_status="done",
-            )
-        )
-    mains = StreetSnapImage.objects.bulk_create(images[0::2])
-    for main, detail in zip(mains, images[1::2], strict=False):
-        detail.parent, detail.is_detail = main, True
-    StreetSnapImage.objects.bulk_create(images[1::2])
-    snap.cover, snap.image_count = mains[0], count
-    snap.save()
-    return snap
+    return StreetSnapFactory(
+        images=[{"photo": distinct_photo(n)} for n in range(count)],
+        images__details=True,
+        images__width=300,
+        images__height=320,
+        images__rendition_status="done",
+        **fields,
+    )
 
 
 class Counter:

@@ -20,10 +20,12 @@ from catalog.services import (
     street_image_detach,
     street_images_attach,
 )
-from tests.catalog.services.support import album, runway_with, snap_with
+from tests.catalog.services.support import album
 from tests.factories import (
+    RunwayFactory,
     StreetSnapFactory,
     StreetSnapImageFactory,
+    images_of,
 )
 from tests.support import curator, rollback_each_example
 
@@ -87,7 +89,7 @@ class TestThePublishedAlbumsLastImage:
 
 class TestRecordUpdate:
     def test_edits_are_saved_and_the_version_bumped(self):
-        runway, _ = runway_with(1)
+        runway = RunwayFactory(images=1)
 
         record, diff = record_update(
             actor=curator(), record=runway, changes={"title": "New", "year": 2025}
@@ -99,7 +101,7 @@ class TestRecordUpdate:
         assert set(diff) == {"title", "year"}
 
     def test_an_edit_that_changes_nothing_writes_nothing(self):
-        runway, _ = runway_with(1)
+        runway = RunwayFactory(images=1)
 
         _, diff = record_update(actor=curator(), record=runway, changes={"title": runway.title})
 
@@ -107,7 +109,7 @@ class TestRecordUpdate:
         assert diff == {} and runway.version == 1
 
     def test_a_stale_edit_is_refused(self):
-        runway, _ = runway_with(1)
+        runway = RunwayFactory(images=1)
         record_update(actor=curator(), record=runway, changes={"title": "First"})
 
         with pytest.raises(StaleRecord):
@@ -131,7 +133,8 @@ class TestRecordUpdate:
 
 class TestDeleteImage:
     def test_delete_is_soft_and_the_count_follows(self):
-        runway, images = runway_with(3)
+        runway = RunwayFactory(images=3)
+        images = images_of(runway)
         before = timezone.now()
 
         record = image_soft_delete(actor=curator(), image=images[1])
@@ -141,7 +144,8 @@ class TestDeleteImage:
         assert (record.image_count, record.cover_id, record.version) == (2, images[0].pk, 2)
 
     def test_deleting_the_cover_moves_it_to_the_first_surviving_image(self):
-        runway, images = runway_with(3)
+        runway = RunwayFactory(images=3)
+        images = images_of(runway)
         RunwayImage.objects.filter(pk=images[2].pk).update(sort_order=-1)  # now first in order
 
         image_soft_delete(actor=curator(), image=images[0])
@@ -150,7 +154,8 @@ class TestDeleteImage:
         assert runway.cover_id == images[2].pk
 
     def test_deleting_the_last_image_clears_the_cover(self):
-        runway, images = runway_with(1)
+        runway = RunwayFactory(images=1)
+        images = images_of(runway)
 
         image_soft_delete(actor=curator(), image=images[0])
 
@@ -158,7 +163,8 @@ class TestDeleteImage:
         assert (runway.cover_id, runway.image_count) == (None, 0)
 
     def test_a_street_cover_moves_to_a_main_image_not_a_detail(self):
-        snap, images = snap_with("MddM")
+        snap = StreetSnapFactory(images="MddM")
+        images = images_of(snap)
 
         image_soft_delete(actor=curator(), image=images[1])  # a detail: cover stays
         snap.refresh_from_db()
@@ -175,7 +181,8 @@ class TestDeleteImage:
         assert_street_invariants(snap)
 
     def test_deleting_a_main_image_keeps_its_group_under_its_first_detail(self):
-        snap, images = snap_with("MdddM")
+        snap = StreetSnapFactory(images="MdddM")
+        images = images_of(snap)
 
         image_soft_delete(actor=curator(), image=images[0])
 
@@ -183,15 +190,16 @@ class TestDeleteImage:
         assert_street_invariants(snap)
 
     def test_deleting_twice_is_refused(self):
-        runway, images = runway_with(2)
+        runway = RunwayFactory(images=2)
+        images = images_of(runway)
         image_soft_delete(actor=curator(), image=images[0])
 
         with pytest.raises(RecordWriteRefused, match="has been deleted"):
             image_soft_delete(actor=curator(), image=images[0])
 
     def test_an_image_of_another_album_is_refused(self):
-        runway, _ = runway_with(1)
-        _, others = runway_with(1)
+        runway = RunwayFactory(images=1)
+        others = images_of(RunwayFactory(images=1))
         stranger = RunwayImage(pk=others[0].pk, runway_id=runway.pk)
 
         with pytest.raises(RecordWriteRefused, match="not an image of"):
@@ -202,7 +210,8 @@ class TestDeleteImage:
 
 class TestSetCover:
     def test_any_live_image_of_the_album_can_be_the_cover(self):
-        runway, images = runway_with(3)
+        runway = RunwayFactory(images=3)
+        images = images_of(runway)
 
         record_set_cover(actor=curator(), record=runway, image=images[2])
 
@@ -210,8 +219,9 @@ class TestSetCover:
         assert (runway.cover_id, runway.version) == (images[2].pk, 2)
 
     def test_a_deleted_or_foreign_image_cannot(self):
-        runway, images = runway_with(2)
-        _, others = runway_with(1)
+        runway = RunwayFactory(images=2)
+        images = images_of(runway)
+        others = images_of(RunwayFactory(images=1))
         image_soft_delete(actor=curator(), image=images[1])
 
         with pytest.raises(RecordWriteRefused, match="has been deleted"):
@@ -225,14 +235,16 @@ class TestSetCover:
 
 class TestStreetGroups:
     def test_attach_to_previous_main(self):
-        snap, images = snap_with("MMM")
+        snap = StreetSnapFactory(images="MMM")
+        images = images_of(snap)
 
         street_image_attach_to_previous(actor=curator(), image=images[2])
 
         assert groups(snap) == {images[0].pk: [], images[1].pk: [images[2].pk]}
 
     def test_attaching_a_main_with_details_merges_the_groups(self):
-        snap, images = snap_with("MdMdd")
+        snap = StreetSnapFactory(images="MdMdd")
+        images = images_of(snap)
 
         street_image_attach_to_previous(actor=curator(), image=images[2])
 
@@ -242,7 +254,8 @@ class TestStreetGroups:
         assert_street_invariants(snap)
 
     def test_attach_to_a_chosen_main_merges_too(self):
-        snap, images = snap_with("MdMM")
+        snap = StreetSnapFactory(images="MdMM")
+        images = images_of(snap)
 
         street_image_attach(actor=curator(), image=images[0], main=images[3])
 
@@ -250,14 +263,16 @@ class TestStreetGroups:
         assert_street_invariants(snap)
 
     def test_a_detail_can_move_to_another_main(self):
-        snap, images = snap_with("MdM")
+        snap = StreetSnapFactory(images="MdM")
+        images = images_of(snap)
 
         street_image_attach(actor=curator(), image=images[1], main=images[2])
 
         assert groups(snap) == {images[0].pk: [], images[2].pk: [images[1].pk]}
 
     def test_detach_makes_a_detail_a_main_image(self):
-        snap, images = snap_with("Mdd")
+        snap = StreetSnapFactory(images="Mdd")
+        images = images_of(snap)
 
         street_image_detach(actor=curator(), image=images[1])
 
@@ -290,7 +305,8 @@ class TestStreetGroups:
         ],
     )
     def test_refusals_change_nothing(self, layout, operation, message):
-        snap, images = snap_with(layout)
+        snap = StreetSnapFactory(images=layout)
+        images = images_of(snap)
         before = groups(snap)
 
         with pytest.raises(RecordWriteRefused, match=message):
@@ -300,21 +316,24 @@ class TestStreetGroups:
         assert groups(snap) == before and snap.version == 1
 
     def test_a_deleted_main_cannot_receive_details(self):
-        snap, images = snap_with("MM")
+        snap = StreetSnapFactory(images="MM")
+        images = images_of(snap)
         image_soft_delete(actor=curator(), image=images[0])
 
         with pytest.raises(RecordWriteRefused, match="has been deleted"):
             street_image_attach(actor=curator(), image=images[1], main=images[0])
 
     def test_an_image_of_another_album_cannot_be_a_parent(self):
-        snap, images = snap_with("MM")
-        _, others = snap_with("M")
+        snap = StreetSnapFactory(images="MM")
+        images = images_of(snap)
+        others = images_of(StreetSnapFactory(images="M"))
 
         with pytest.raises(RecordWriteRefused, match="not an image of"):
             street_image_attach(actor=curator(), image=images[1], main=others[0])
 
     def test_a_stale_version_is_refused(self):
-        snap, images = snap_with("MMM")
+        snap = StreetSnapFactory(images="MMM")
+        images = images_of(snap)
         street_image_attach_to_previous(actor=curator(), image=images[1])
 
         with pytest.raises(StaleRecord):
@@ -323,7 +342,8 @@ class TestStreetGroups:
     def test_attach_selected_moves_a_main_image_together_with_its_own_details(self):
         # Ingest puts details right after their main image: selecting a group and attaching
         # it elsewhere is the natural way to move it, whatever order the ids come in.
-        snap, images = snap_with("MdMdd")
+        snap = StreetSnapFactory(images="MdMdd")
+        images = images_of(snap)
         group = [images[2], images[3], images[4]]
 
         for selection in [group, group[::-1]]:
@@ -339,14 +359,16 @@ class TestStreetGroups:
                 assert_street_invariants(snap)
 
     def test_attach_selected_leaves_an_image_already_under_the_main_as_it_is(self):
-        snap, images = snap_with("MdMM")
+        snap = StreetSnapFactory(images="MdMM")
+        images = images_of(snap)
 
         street_images_attach(actor=curator(), images=[images[1], images[3]], main=images[0])
 
         assert groups(snap) == {images[0].pk: [images[1].pk, images[3].pk], images[2].pk: []}
 
     def test_attach_selected_merges_several_groups_at_once(self):
-        snap, images = snap_with("MdMdMdM")
+        snap = StreetSnapFactory(images="MdMdMdM")
+        images = images_of(snap)
 
         street_images_attach(
             actor=curator(), images=[images[2], images[4], images[5]], main=images[6]
@@ -370,7 +392,8 @@ class TestStreetGroups:
         ids=["main selected", "main is a detail", "already there", "all there", "nothing"],
     )
     def test_attach_selected_refusals_change_nothing(self, layout, selected, main, message):
-        snap, images = snap_with(layout)
+        snap = StreetSnapFactory(images=layout)
+        images = images_of(snap)
         before = groups(snap)
 
         with pytest.raises(RecordWriteRefused, match=message):
@@ -382,8 +405,9 @@ class TestStreetGroups:
         assert groups(snap) == before and snap.version == 1
 
     def test_attach_selected_refuses_an_image_of_another_album_or_a_deleted_one(self):
-        snap, images = snap_with("MdMM")
-        _, others = snap_with("M")
+        snap = StreetSnapFactory(images="MdMM")
+        images = images_of(snap)
+        others = images_of(StreetSnapFactory(images="M"))
         image_soft_delete(actor=curator(), image=images[3])
         before = groups(snap)
 
@@ -399,7 +423,8 @@ class TestStreetGroups:
         assert StreetSnapImage.objects.get(pk=others[0].pk).parent_id is None
 
     def test_attach_selected_checks_the_loaded_version(self):
-        snap, images = snap_with("MMM")
+        snap = StreetSnapFactory(images="MMM")
+        images = images_of(snap)
         street_image_attach_to_previous(actor=curator(), image=images[1])
 
         with pytest.raises(StaleRecord):
@@ -408,7 +433,8 @@ class TestStreetGroups:
             )
 
     def test_grouping_never_rewrites_or_recreates_image_rows_beyond_their_parent(self):
-        snap, images = snap_with("MdMdM")
+        snap = StreetSnapFactory(images="MdMdM")
+        images = images_of(snap)
         columns = ["id", "storage_key", "sha1", "sort_order", "phash", "created_at"]
         before = list(StreetSnapImage.objects.order_by("pk").values_list(*columns))
 

@@ -161,9 +161,9 @@ def test_runway_reopen_reuses_the_row_and_replaces_the_images():
         reject_reason="blurry",
         version=3,
         published_at=timezone.now() - timedelta(days=3),
+        images=1,
     )
-    old = RunwayImageFactory(runway=rejected)
-    Runway.objects.filter(pk=rejected.pk).update(cover=old, image_count=1)
+    old = rejected.cover
 
     reopened = runway_reopen(
         runway=rejected, **runway_fields(brand, [new_image(0), new_image(1)], title="New")

@@ -18,7 +18,8 @@ from catalog.services import (
     street_image_detach,
     street_images_attach,
 )
-from tests.catalog.services.support import album, runway_with
+from tests.catalog.services.support import album
+from tests.factories import RunwayFactory, images_of
 from tests.support import curator
 
 pytestmark = pytest.mark.django_db
@@ -45,7 +46,8 @@ class TestRefusals:
         ids=["update", "cover", "delete image"],
     )
     def test_a_deleted_record_is_a_state_error_and_nothing_is_written(self, operation):
-        runway, images = runway_with(2)
+        runway = RunwayFactory(images=2)
+        images = images_of(runway)
         Runway.objects.filter(pk=runway.pk).update(deleted_at=timezone.now())
 
         with pytest.raises(RecordStateError, match="is deleted"):

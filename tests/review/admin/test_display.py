@@ -22,12 +22,11 @@ def change_url(record) -> str:
 
 
 def test_tiles_and_covers_show_the_400_rendition_and_link_the_original(editor_client):
-    runway = RunwayFactory(title="Acme Thumbs")
-    image = RunwayImageFactory(
-        runway=runway, sha1=SHA1, renditions=RENDITIONS, rendition_status="done"
+    runway = RunwayFactory(
+        title="Acme Thumbs",
+        images=[{"sha1": SHA1, "renditions": RENDITIONS, "rendition_status": "done"}],
     )
-    runway.cover = image
-    runway.save()
+    image = runway.cover
 
     page = editor_client.get(change_url(runway)).content.decode()
     listing = editor_client.get(reverse("admin:catalog_runway_changelist")).content.decode()
@@ -54,10 +53,8 @@ def test_tiles_and_covers_show_the_400_rendition_and_link_the_original(editor_cl
 def test_without_a_rendition_a_placeholder_says_why_and_no_original_loads(
     editor_client, fields, note
 ):
-    runway = RunwayFactory()
-    image = RunwayImageFactory(runway=runway, width=1400, **fields)
-    runway.cover = image
-    runway.save()
+    runway = RunwayFactory(images=[{"width": 1400, **fields}])
+    image = runway.cover
 
     page = editor_client.get(change_url(runway)).content.decode()
     listing = editor_client.get(reverse("admin:catalog_runway_changelist")).content.decode()
@@ -70,10 +67,8 @@ def test_without_a_rendition_a_placeholder_says_why_and_no_original_loads(
 
 
 def test_an_image_narrower_than_400_shows_as_it_is_marked_original(editor_client):
-    runway = RunwayFactory()
-    image = RunwayImageFactory(runway=runway, rendition_status="done", width=300)
-    runway.cover = image
-    runway.save()
+    runway = RunwayFactory(images=[{"rendition_status": "done", "width": 300}])
+    image = runway.cover
 
     page = editor_client.get(change_url(runway)).content.decode()
     listing = editor_client.get(reverse("admin:catalog_runway_changelist")).content.decode()

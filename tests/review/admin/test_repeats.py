@@ -9,7 +9,7 @@ from django.contrib.auth.models import Permission, User
 from catalog.models import NotDuplicate, Runway, RunwayImage
 from catalog.selectors import image_near_duplicate_candidates
 from review.models import ReviewEvent
-from tests.factories import BrandFactory, RunwayFactory, RunwayImageFactory
+from tests.factories import BrandFactory, RunwayFactory, images_of
 from tests.review.admin.support import change_url, in_queue, messages_of, url
 from tests.review.support import form_data
 
@@ -19,20 +19,14 @@ PHASH = "phash-draft128-v1"
 
 
 def show(title: str, images: int, **fields) -> tuple[Runway, list[RunwayImage]]:
-    runway = RunwayFactory(title=title, image_count=images, **fields)
-    made = [
-        RunwayImageFactory(
-            runway=runway,
-            sort_order=n,
-            look_index=n + 1,
-            phash=n,
-            phash_algorithm=PHASH,
-        )
-        for n in range(images)
-    ]
-    runway.cover = made[0]
-    runway.save()
-    return runway, made
+    runway = RunwayFactory(
+        title=title,
+        images=[{"phash": n} for n in range(images)],
+        images__shots=1,
+        images__phash_algorithm=PHASH,
+        **fields,
+    )
+    return runway, images_of(runway)
 
 
 @pytest.fixture
