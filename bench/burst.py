@@ -47,12 +47,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench.dup_threshold import load_photo  # noqa: E402
 from bench.hash_bench import SPEED_PHOTOS, runway_jpeg  # noqa: E402
+from bench.throwaway import SECRET, throwaway_site  # noqa: E402
 
 BURST = int(os.environ.get("BENCH_ALBUMS", "10"))
 PHOTOS = int(os.environ.get("BENCH_PHOTOS", "60"))
 BACK_TO_BACK = int(os.environ.get("BENCH_BACK_TO_BACK", "4"))
 PARTS = os.environ.get("BENCH_PARTS", "1,2")
-SECRET = "whsec_" + "YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWE="
 ROUTINGS = ("before", "after")
 
 
@@ -292,106 +292,59 @@ def _load() -> str:
 def main() -> None:
     import signal
 
-    import psycopg
-
-    # A terminated run still stops its processes and drops its database (the finally below).
+    # A terminated run still stops its processes and drops its database (throwaway_site).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
-    url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-    redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")
-    base = url.rpartition("/")[0]
-    name = f"bench_burst_{uuid.uuid4().hex[:8]}"
-    queue = f"bench-burst-{uuid.uuid4().hex[:8]}"
-    media = Path(f"/tmp/{name}-media")  # noqa: S108 - a throwaway folder of our own
-    admin = psycopg.connect(url.replace("postgres://", "postgresql://"), autocommit=True)
-    admin.execute(f'CREATE DATABASE "{name}"')
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": f"{base}/{name}",
-        "REDIS_URL": redis_url,
-        "INGEST_QUEUE": queue,
-        "MEDIA_ROOT": str(media),
-        "INGEST_FETCH_ALLOWED_HOSTS": "127.0.0.1",
-        "INGEST_SECRETS": SECRET,
-        "SECURE_SSL_REDIRECT": "false",
-        "LOG_LEVEL": "WARNING",
-    }
-    os.environ.update(env)
-    bench = None
-    try:
-        import django
-
-        django.setup()
-        from django.core.management import call_command
-
-        from catalog.models import Brand
-
-        call_command("migrate", verbosity=0)
-        Brand.objects.create(name="Acme", slug="acme")
+    with throwaway_site("burst") as site:
         _Photos.bodies = [
             runway_jpeg(load_photo(SPEED_PHOTOS[n % len(SPEED_PHOTOS)]), grain=4.0, seed=n)
             for n in range(PHOTOS)
         ]
-        megabytes = sum(map(len, _Photos.bodies)) / 1e6
-        bench = Bench(env, queue)
-        print(
-            f"Albums of {PHOTOS} photos ({megabytes:.0f} MB of 2000x3000 JPEGs), {os.cpu_count()} "
-            f"CPUs; load average before: {_load()}"
-        )
-
-        alone = None
-        print(f"\n1. Back to back, one worker: {BACK_TO_BACK} albums, each POSTed once the one")
-        print("   before succeeded. POST -> succeeded per album, s (x the first's):")
-        for routing in ROUTINGS if "1" in PARTS else ():
-            times = bench.back_to_back(routing)
-            ratios = " ".join(f"{t:.2f} ({t / times[0]:.2f}x)" for t in times)
-            worst = max(times[1:]) / times[0] if len(times) > 1 else 1.0
-            print(f"   {routing:<7} {ratios}; worst after the first {worst:.2f}x")
-            alone = times[0] if routing == "after" else alone
-        print(f"   load average: {_load()}")
-
-        print(f"\n2. A burst of {BURST} albums POSTed at once; seconds from POST, over the albums:")
-        print(f"   {'':<18}{'to succeeded':^23}  {'to renditions made':^23}")
-        print(f"   {'':<18}{'p50    p95    max':>21}  {'p50    p95    max':>21}")
-        results: dict[tuple[str, int], list[tuple[float, float]]] = {}
-        for workers in (1, 2) if "2" in PARTS else ():
-            for routing in ROUTINGS:
-                results[routing, workers] = runs = bench.burst(routing, workers)
-                label = f"{workers} worker{'s' if workers > 1 else ''}, {routing}"
-                print(
-                    f"   {label:<18}  {_spread([s for s, _ in runs])}  "
-                    f"{_spread([r for _, r in runs])}"
-                )
-        print(f"   load average: {_load()}")
-        if alone:
-            last = {key: max(s for s, _ in runs) for key, runs in results.items()}
-            print(
-                f"\n   The last album in the review queue, x one album alone ({alone:.2f} s, "
-                "part 1's first 'after' album):"
-            )
-            for (routing, workers), seconds in last.items():
-                print(f"   {workers} worker(s), {routing}: {seconds / alone:.1f}x")
-    finally:
-        if bench is not None:
-            bench.close()
-        from django.db import connections
-
-        connections.close_all()
-        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-        admin.close()
-        subprocess.run(["rm", "-rf", str(media)], check=False)  # noqa: S603, S607
+        bench = Bench(site.env, site.queue)
         try:
-            import redis
+            report(bench)
+        finally:
+            bench.close()
 
-            client = redis.Redis.from_url(redis_url)
-            for key in client.scan_iter(match=f"*{queue}*"):
-                client.delete(key)
-            for member in client.smembers("rq:workers"):
-                if queue.encode() in member:
-                    client.srem("rq:workers", member)
-        except Exception as exc:  # noqa: BLE001 - leftovers in a bench queue harm nothing
-            print(f"(could not clean the bench queues: {exc})")
+
+def report(bench: Bench) -> None:
+    megabytes = sum(map(len, _Photos.bodies)) / 1e6
+    print(
+        f"Albums of {PHOTOS} photos ({megabytes:.0f} MB of 2000x3000 JPEGs), {os.cpu_count()} "
+        f"CPUs; load average before: {_load()}"
+    )
+
+    alone = None
+    print(f"\n1. Back to back, one worker: {BACK_TO_BACK} albums, each POSTed once the one")
+    print("   before succeeded. POST -> succeeded per album, s (x the first's):")
+    for routing in ROUTINGS if "1" in PARTS else ():
+        times = bench.back_to_back(routing)
+        ratios = " ".join(f"{t:.2f} ({t / times[0]:.2f}x)" for t in times)
+        worst = max(times[1:]) / times[0] if len(times) > 1 else 1.0
+        print(f"   {routing:<7} {ratios}; worst after the first {worst:.2f}x")
+        alone = times[0] if routing == "after" else alone
+    print(f"   load average: {_load()}")
+
+    print(f"\n2. A burst of {BURST} albums POSTed at once; seconds from POST, over the albums:")
+    print(f"   {'':<18}{'to succeeded':^23}  {'to renditions made':^23}")
+    print(f"   {'':<18}{'p50    p95    max':>21}  {'p50    p95    max':>21}")
+    results: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for workers in (1, 2) if "2" in PARTS else ():
+        for routing in ROUTINGS:
+            results[routing, workers] = runs = bench.burst(routing, workers)
+            label = f"{workers} worker{'s' if workers > 1 else ''}, {routing}"
+            print(
+                f"   {label:<18}  {_spread([s for s, _ in runs])}  {_spread([r for _, r in runs])}"
+            )
+    print(f"   load average: {_load()}")
+    if alone:
+        last = {key: max(s for s, _ in runs) for key, runs in results.items()}
+        print(
+            f"\n   The last album in the review queue, x one album alone ({alone:.2f} s, "
+            "part 1's first 'after' album):"
+        )
+        for (routing, workers), seconds in last.items():
+            print(f"   {workers} worker(s), {routing}: {seconds / alone:.1f}x")
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.dup_threshold import load_photo  # noqa: E402
 from bench.hash_bench import SPEED_PHOTOS, runway_jpeg  # noqa: E402
+from bench.throwaway import throwaway_site  # noqa: E402
 
 WIDTHS = (400, 1200)
 ALBUM = 60
@@ -304,7 +305,8 @@ def ingest_once(
     }
     worker_env = {**env, "RENDITIONS_AT_INGEST": "true" if renditions else "false", **(extra or {})}
     worker = subprocess.Popen(  # noqa: S603 - our own manage.py
-        [sys.executable, "manage.py", "rqworker", env["INGEST_QUEUE"], "--with-scheduler"],
+        [sys.executable, "manage.py", "rqworker", env["INGEST_QUEUE"], env["RENDITIONS_QUEUE"]]
+        + ["--with-scheduler"],
         cwd=ROOT,
         env=worker_env,
         stdout=subprocess.DEVNULL,
@@ -351,105 +353,64 @@ def backfill(workers: int, record: str, env: dict[str, str], extra: dict[str, st
 
 
 def end_to_end() -> None:
-    import psycopg
-
-    url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-    redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/3")
-    base = url.rpartition("/")[0]
-    name = f"bench_renditions_{uuid.uuid4().hex[:8]}"
-    queue = f"bench-renditions-{uuid.uuid4().hex[:8]}"
-    media = Path(f"/tmp/{name}-media")  # noqa: S108 - a throwaway folder of our own
-    admin = psycopg.connect(url.replace("postgres://", "postgresql://"), autocommit=True)
-    admin.execute(f'CREATE DATABASE "{name}"')
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"{base}/{name}",
-        "REDIS_URL": redis_url,
-        "INGEST_QUEUE": queue,
-        "MEDIA_ROOT": str(media),
-        "INGEST_FETCH_ALLOWED_HOSTS": "127.0.0.1",
-        "INGEST_SECRETS": "whsec_" + "YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWE=",
-        "LOG_LEVEL": "WARNING",
-    }
-    os.environ.update(env)
-    server = None
-    try:
-        import django
-
-        django.setup()
-        from django.core.management import call_command
-
-        from catalog.models import Brand
-
-        call_command("migrate", verbosity=0)
-        Brand.objects.create(name="Acme", slug="acme")
+    with throwaway_site("renditions") as site:
         server, urls = serve_album()
-        megabytes = sum(map(len, _Photos.bodies.values())) / 1e6
-        print(f"\n2. A {ALBUM}-photo album ({megabytes:.0f} MB of 2000x3000 JPEGs), one rq worker:")
-        print(f"   load average before: {_load()}")
-        variants = {
-            "without": (False, {}),
-            "with, 1 thread": (True, {"RENDITION_THREADS": "1"}),
-            "with, 2 threads": (True, {"RENDITION_THREADS": "2"}),
-            "with, 2 threads, VIPS_CONCURRENCY=1": (
-                True,
-                {"RENDITION_THREADS": "2", "VIPS_CONCURRENCY": "1"},
-            ),
-        }
-        runs: dict[str, list] = {variant: [] for variant in variants}
-        for _ in range(2):  # interleaved: drift hits every variant
-            for variant, (renditions, extra) in variants.items():
-                runs[variant].append(ingest_once(urls, renditions=renditions, env=env, extra=extra))
-        review_without = statistics.median(r[0] for r in runs["without"])
-        print(f"   without renditions: in the review queue after {review_without:.1f} s")
-        for variant in list(variants)[1:]:
-            review = statistics.median(r[0] for r in runs[variant])
-            done = statistics.median(r[1] for r in runs[variant])
-            print(
-                f"   {variant + ':':<37} in the review queue after {review:.1f} s "
-                f"({review / review_without:.2f}x), renditions complete after {done:.1f} s "
-                f"({done / review_without:.2f}x)"
-            )
-        print(f"   load average after: {_load()}")
-        from catalog.models import Runway
-
-        record = f"runway:{Runway.objects.order_by('pk').values_list('pk', flat=True)[0]}"
-        print(
-            f"\n3. Backfill (manage.py renditions --force --record {record}: {ALBUM} images), "
-            "median of two interleaved runs:"
-        )
-        settings = {
-            "1 worker": (1, {}),
-            "2 workers": (2, {}),
-            "2 workers, VIPS_CONCURRENCY=1": (2, {"VIPS_CONCURRENCY": "1"}),
-            "1 worker, VIPS_CONCURRENCY=1": (1, {"VIPS_CONCURRENCY": "1"}),
-        }
-        rates: dict[str, list[float]] = {setting: [] for setting in settings}
-        for _ in range(2):
-            for setting, (workers, extra) in settings.items():
-                rates[setting].append(backfill(workers, record, env, extra))
-        one = statistics.median(rates["1 worker"])
-        for setting in settings:
-            rate = statistics.median(rates[setting])
-            print(f"   {setting + ':':<32} {rate:.2f} images/s ({rate / one:.2f}x)")
-        print(f"   load average after: {_load()}")
-    finally:
-        if server is not None:
-            server.shutdown()
-        from django.db import connections
-
-        connections.close_all()
-        admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-        admin.close()
-        subprocess.run(["rm", "-rf", str(media)], check=False)  # noqa: S603, S607
         try:
-            import redis
+            _end_to_end(site.env, urls)
+        finally:
+            server.shutdown()
 
-            client = redis.Redis.from_url(redis_url)
-            for key in client.scan_iter(match=f"*{queue}*"):
-                client.delete(key)
-        except Exception as exc:  # noqa: BLE001 - leftovers in a bench queue harm nothing
-            print(f"(could not clean the bench queue: {exc})")
+
+def _end_to_end(env: dict[str, str], urls) -> None:
+    megabytes = sum(map(len, _Photos.bodies.values())) / 1e6
+    print(f"\n2. A {ALBUM}-photo album ({megabytes:.0f} MB of 2000x3000 JPEGs), one rq worker:")
+    print(f"   load average before: {_load()}")
+    variants = {
+        "without": (False, {}),
+        "with, 1 thread": (True, {"RENDITION_THREADS": "1"}),
+        "with, 2 threads": (True, {"RENDITION_THREADS": "2"}),
+        "with, 2 threads, VIPS_CONCURRENCY=1": (
+            True,
+            {"RENDITION_THREADS": "2", "VIPS_CONCURRENCY": "1"},
+        ),
+    }
+    runs: dict[str, list] = {variant: [] for variant in variants}
+    for _ in range(2):  # interleaved: drift hits every variant
+        for variant, (renditions, extra) in variants.items():
+            runs[variant].append(ingest_once(urls, renditions=renditions, env=env, extra=extra))
+    review_without = statistics.median(r[0] for r in runs["without"])
+    print(f"   without renditions: in the review queue after {review_without:.1f} s")
+    for variant in list(variants)[1:]:
+        review = statistics.median(r[0] for r in runs[variant])
+        done = statistics.median(r[1] for r in runs[variant])
+        print(
+            f"   {variant + ':':<37} in the review queue after {review:.1f} s "
+            f"({review / review_without:.2f}x), renditions complete after {done:.1f} s "
+            f"({done / review_without:.2f}x)"
+        )
+    print(f"   load average after: {_load()}")
+    from catalog.models import Runway
+
+    record = f"runway:{Runway.objects.order_by('pk').values_list('pk', flat=True)[0]}"
+    print(
+        f"\n3. Backfill (manage.py renditions --force --record {record}: {ALBUM} images), "
+        "median of two interleaved runs:"
+    )
+    settings = {
+        "1 worker": (1, {}),
+        "2 workers": (2, {}),
+        "2 workers, VIPS_CONCURRENCY=1": (2, {"VIPS_CONCURRENCY": "1"}),
+        "1 worker, VIPS_CONCURRENCY=1": (1, {"VIPS_CONCURRENCY": "1"}),
+    }
+    rates: dict[str, list[float]] = {setting: [] for setting in settings}
+    for _ in range(2):
+        for setting, (workers, extra) in settings.items():
+            rates[setting].append(backfill(workers, record, env, extra))
+    one = statistics.median(rates["1 worker"])
+    for setting in settings:
+        rate = statistics.median(rates[setting])
+        print(f"   {setting + ':':<32} {rate:.2f} images/s ({rate / one:.2f}x)")
+    print(f"   load average after: {_load()}")
 
 
 def main() -> None:
