@@ -45,7 +45,7 @@ class LoggingWorker(JobIdsInLogs, SimpleWorker):
     """IngestWorker's log context on rq's in-process worker (the deployment's forks)."""
 
 
-def test_rqs_own_lines_about_a_job_carry_its_ids(rq_queue, image_server):
+def test_rqs_own_lines_about_a_job_carry_its_ids(rq_queue, renditions_queue, image_server):
     job = accept([image_server.add("/1.jpg", jpeg("astronaut", size=256))])
     records: list[logging.LogRecord] = []
     capture = logging.Handler()
@@ -54,7 +54,7 @@ def test_rqs_own_lines_about_a_job_carry_its_ids(rq_queue, image_server):
     rq_logger = logging.getLogger("rq.worker")
     rq_logger.addHandler(capture)
     try:
-        LoggingWorker([rq_queue], connection=rq_queue.connection).work(burst=True)
+        LoggingWorker([rq_queue, renditions_queue], connection=rq_queue.connection).work(burst=True)
     finally:
         rq_logger.removeHandler(capture)
 
