@@ -53,6 +53,9 @@ MIDDLEWARE = [
     "config.metrics.ApiMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Answers the busiest public reads (record lists and details) itself, with the pieces of
+    # the middleware below and of DRF that they need; the rest goes on down (publicapi.lean).
+    "publicapi.lean.LeanReadMiddleware",
     # Django's, but skipped for reads of the public API, which need none of them (config.site).
     "config.site.SiteSessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -173,7 +173,24 @@ class PublicAnonRateThrottle(AnonRateThrottle):
         # The backend itself, not DRF's proxy of it: count_in_window checks for Redis.
         return caches[DEFAULT_CACHE_ALIAS]
 
+    def get_cache_key(self, request, view) -> str:
+        # Every client is anonymous (REST_FRAMEWORK has no authentication classes), so no
+        # request.user to ask: the lean path (publicapi.lean) has none.
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+    def verdict(self, request) -> bool:
+        """Count the request, once: the lean path counts it first and keeps the answer on
+        the request, so that the DRF view it may hand the request on to (a 404, a 429, a bad
+        parameter) does not count it again."""
+        allowed = self.allow_request(request, None)
+        request.public_throttle = (allowed, getattr(self, "seconds_left", None))
+        return allowed
+
     def allow_request(self, request, view) -> bool:
+        counted = getattr(request, "public_throttle", None)  # by the lean path: verdict()
+        if counted is not None:
+            allowed, self.seconds_left = counted
+            return allowed
         # The throttle protects the archive; it must not take it down. If the cache (Redis)
         # is unreachable, the request is served unthrottled; after a few failures the breaker
         # skips Redis for a while (config.breaker), so a Redis that hangs costs each request

@@ -31,11 +31,18 @@ class PublicPagination(PageNumberPagination):
     last_page_strings = ()  # `page` is documented as an integer; no "last".
 
     def get_page_number(self, request, paginator):
-        value = request.query_params.get(self.page_query_param)
-        return 1 if value is None else positive_int(value, self.page_query_param)
+        return self.page_number(request.query_params)
 
     def get_page_size(self, request):
-        value = request.query_params.get(self.page_size_query_param)
+        return self.size(request.query_params)
+
+    # From the query itself (a QueryDict): the lean path (publicapi.lean) has no DRF request.
+    def page_number(self, query) -> int:
+        value = query.get(self.page_query_param)
+        return 1 if value is None else positive_int(value, self.page_query_param)
+
+    def size(self, query) -> int:
+        value = query.get(self.page_size_query_param)
         if value is None:
             return self.page_size
         return min(positive_int(value, self.page_size_query_param), self.max_page_size)

@@ -12,11 +12,11 @@ would otherwise join every public image before sorting and cutting the page, whi
 page of a large archive costs many times the page itself (the figures are in docs/api.md).
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import cast
 
 from django.conf import settings
-from django.db.models import Model, Prefetch
+from django.db.models import Model, Prefetch, QuerySet
 from django_filters.rest_framework import FilterSet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, viewsets
@@ -99,57 +99,82 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
         pagination = cast(PublicPagination, self.paginator)  # the pagination_class
         number = pagination.get_page_number(request, None)
         size = pagination.get_page_size(request)
-        offset = (number - 1) * size
-        if offset > MAX_OFFSET:  # past any list (and past what SQL takes as an offset)
-            raise NotFound()
         filtered = None
-        if any(name in request.query_params for name in self.filterset_class.base_filters):
-            filtered = self.filter_queryset(self.get_queryset())
-        model = self.serializer_class.table.model
-        page = queries.page(model, filtered, offset=offset, size=size)
-        if page is None:
+        if self.filtered(request.query_params):
+            filtered = lambda: self.filter_queryset(self.get_queryset())  # noqa: E731
+        data = self.page_data(request, number, size, filtered, self.rendered)
+        if data is None:
             raise NotFound()
-        url = request.build_absolute_uri()
-        previous = None
-        if number > 1:
-            previous = (
-                remove_query_param(url, pagination.page_query_param)
-                if number == 2
-                else replace_query_param(url, pagination.page_query_param, number - 1)
-            )
-        results = self.rendered(page.records, many=True)
-        return Response(
-            {
-                "count": page.count,
-                "next": replace_query_param(url, pagination.page_query_param, number + 1)
-                if page.has_next
-                else None,
-                "previous": previous,
-                "results": results,
-            }
-        )
+        return Response(data)
 
     def retrieve(self, request, *args, **kwargs):
-        pk = self.kwargs[self.lookup_field]
-        if len(pk) > 18:  # beyond any id (and a bigint: SQLite's driver would overflow)
-            raise NotFound()
-        record = queries.detail(self.serializer_class.table.model, int(pk))
+        record = self.record(self.kwargs[self.lookup_field])
         if record is None:
             raise NotFound()
         return Response(self.rendered(record))
 
-    def rendered(self, instance, *, many: bool = False):
-        """The JSON of a record or a page of them: the serializer's table rendered directly
-        (no serializer objects per request: their construction was a tenth of a list
-        request's Python), or DRF's serializer when TableSerializer.fast is off."""
-        serializer_class = self.get_serializer_class()
-        if not serializer_class.fast:
-            return self.get_serializer(instance, many=many).data
+    # The classmethods below are the whole of a list and a detail for this view and for the
+    # lean path (publicapi.lean), which serves the common requests without a view instance.
+
+    @classmethod
+    def filtered(cls, query) -> bool:
+        """Whether the query names a filter (anything else in it is ignored)."""
+        return any(name in query for name in cls.filterset_class.base_filters)
+
+    @classmethod
+    def page_data(
+        cls, request, number: int, size: int, filtered: Callable[[], QuerySet] | None, render
+    ) -> dict | None:
+        """A list page's JSON (`filtered` gives the filtered queryset, after the page is
+        known to be within reach; None: the whole list), its records rendered by
+        `render(records, many=True)`; None if there is no such page."""
+        offset = (number - 1) * size
+        if offset > MAX_OFFSET:  # past any list (and past what SQL takes as an offset)
+            return None
+        model = cls.serializer_class.table.model
+        queryset = None if filtered is None else filtered()
+        page = queries.page(model, queryset, offset=offset, size=size)
+        if page is None:
+            return None
+        url = request.build_absolute_uri()
+        name = PublicPagination.page_query_param
+        previous = None
+        if number > 1:
+            previous = (
+                remove_query_param(url, name)
+                if number == 2
+                else replace_query_param(url, name, number - 1)
+            )
+        return {
+            "count": page.count,
+            "next": replace_query_param(url, name, number + 1) if page.has_next else None,
+            "previous": previous,
+            "results": render(page.records, many=True),
+        }
+
+    @classmethod
+    def record(cls, pk: str):
+        """The public record of id `pk` (digits) with its images, or None."""
+        if len(pk) > 18:  # beyond any id (and a bigint: SQLite's driver would overflow)
+            return None
+        return queries.detail(cls.serializer_class.table.model, int(pk))
+
+    @staticmethod
+    def fast_rendered(serializer_class, instance, request, *, many: bool = False):
+        """The serializer's table rendered directly: no serializer objects per request (their
+        construction was a tenth of a list request's Python)."""
         render = serializer_class.table.render
-        request = self.request
         if many:
             return [render(record, request) for record in instance]
         return render(instance, request)
+
+    def rendered(self, instance, *, many: bool = False):
+        """The JSON of a record or a page of them: fast_rendered, or DRF's serializer when
+        TableSerializer.fast is off."""
+        serializer_class = self.get_serializer_class()
+        if not serializer_class.fast:
+            return self.get_serializer(instance, many=many).data
+        return self.fast_rendered(serializer_class, instance, self.request, many=many)
 
     def facet_response(self, request):
         filterset = self.filterset_class(

@@ -1,0 +1,173 @@
+"""The lean path: the busiest public requests (a runway's or street snap's detail, a page of
+their lists) served by a middleware, without the rest of the middleware chain, URL resolving
+and DRF's dispatch.
+
+Those were most of what such a request cost beyond its query: DRF's request, view and
+response objects, content negotiation, permissions, the template response's rendering and
+callbacks, seven more middleware layers, four nested URL resolvers (docs/api.md, "Against a
+minimal Django project"). This middleware stands after the security headers and WhiteNoise
+(settings.MIDDLEWARE) and answers a plain GET or HEAD of those URLs itself, with the very
+pieces the full path uses, each once:
+
+- the same data: the viewset's own classmethods (page_data, record, fast_rendered);
+- the same throttle, counted once (PublicAnonRateThrottle.verdict);
+- the same headers: Allow as DRF's, set_cache_headers, the ETag and 304 of
+  PublicConditionalGetMiddleware, set_cors_headers, and the skipped middleware's own methods
+  (CommonMiddleware's host check and Content-Length, CsrfViewMiddleware, X-Frame-Options);
+- the same bytes: PublicJSONRenderer.
+
+Anything else goes down the chain to the DRF view as before: another method or Accept, a
+`format`, a filter (django-filter's forms), a bad page number, a record or page that does not
+exist, a throttled client (the 429 is DRF's, from the count taken here), a host Django
+refuses. tests/publicapi/test_lean.py holds both paths to the same status, headers and body.
+The request id, the request line, the metrics (by the URL name, as the resolver would give
+it) and the security headers are the outer middleware's, on both paths.
+"""
+
+import copy
+import functools
+import re
+from dataclasses import dataclass
+
+from django.http import HttpResponse, HttpResponseBase
+from django.middleware.clickjacking import XFrameOptionsMiddleware
+from django.middleware.common import CommonMiddleware
+from django.middleware.csrf import CsrfViewMiddleware
+from django.urls import ResolverMatch, resolve
+from rest_framework.exceptions import ValidationError
+
+from publicapi.http import (
+    _JSON,
+    _PLAIN_ACCEPT,
+    PublicAnonRateThrottle,
+    PublicConditionalGetMiddleware,
+    set_cache_headers,
+    set_cors_headers,
+)
+from publicapi.tags import response_tags
+from publicapi.urls import router
+from publicapi.views import PublicRecordViewSet
+
+# The router's list and detail URLs under config.urls's "api/v1/"; which of them are a record
+# kind's is the router's registry (_routes). tests/publicapi/test_lean.py checks them against
+# the resolver.
+_URL = re.compile(r"/api/v1/(?P<prefix>[a-z-]+)/(?:(?P<pk>[0-9]+)/)?\Z")
+# DRF's Allow of a read-only viewset's URLs (APIView.default_response_headers).
+_ALLOW = "GET, HEAD, OPTIONS"
+_READS = frozenset({"GET", "HEAD"})
+
+
+@dataclass(frozen=True)
+class _Route:
+    viewset: type[PublicRecordViewSet]
+    basename: str
+
+
+@functools.cache
+def _routes() -> dict[str, _Route]:
+    return {
+        prefix: _Route(viewset, basename)
+        for prefix, viewset, basename in router.registry
+        if issubclass(viewset, PublicRecordViewSet)
+    }
+
+
+@functools.cache
+def _match_template(path: str) -> ResolverMatch:
+    """What the resolver gives for one list or detail URL, resolved once per URL name."""
+    return resolve(path)
+
+
+def _resolver_match(path: str, pk: str | None) -> ResolverMatch:
+    """The resolver's match for this request, without resolving it: the metrics middleware
+    counts by its URL name."""
+    kwargs = {} if pk is None else {"pk": pk}
+    if pk is None:
+        template = _match_template(path)
+    else:
+        template = _match_template(path[: -len(pk) - 1] + "1/")
+    match = copy.copy(template)
+    match.kwargs = match.captured_kwargs = kwargs  # type: ignore[attr-defined]  # the stubs lack captured_kwargs
+    return match
+
+
+class LeanReadMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+        # Django's own middleware the lean path leaves out of the chain, called for their
+        # part of its responses: the same code, without the layers around it.
+        self.common = CommonMiddleware(get_response)
+        self.csrf = CsrfViewMiddleware(get_response)
+        self.xframe = XFrameOptionsMiddleware(get_response)
+        self.conditional = PublicConditionalGetMiddleware(get_response)
+
+    def __call__(self, request):
+        match = _URL.match(request.path_info)
+        if match is not None and request.method in _READS:
+            route = _routes().get(match["prefix"])
+            if route is not None:
+                response = self.serve(request, route, match["pk"])
+                if response is not None:
+                    return response
+        return self.get_response(request)
+
+    def serve(self, request, route: _Route, pk: str | None) -> HttpResponseBase | None:
+        """The response to a plain read of a list or detail URL, or None to leave the request
+        to the full path."""
+        if request.META.get("HTTP_ACCEPT") not in _PLAIN_ACCEPT:
+            return None
+        query = request.GET
+        if "format" in query:
+            return None
+        viewset = route.viewset
+        if pk is None:
+            serializer_class = viewset.serializer_class
+            if viewset.filtered(query):
+                return None
+            pagination = viewset.pagination_class()
+            try:
+                number, size = pagination.page_number(query), pagination.size(query)
+            except ValidationError:
+                return None
+        else:
+            serializer_class = viewset.detail_serializer_class  # type: ignore[assignment]
+        if not serializer_class.fast:
+            return None
+        try:
+            # Host, user agent, PREPEND_WWW: a refusal or a redirect is the chain's to make.
+            if self.common.process_request(request) is not None:
+                return None
+        except Exception:
+            return None
+        if not PublicAnonRateThrottle().verdict(request):
+            return None
+        if pk is None:
+            action = "list"
+            render = functools.partial(viewset.fast_rendered, serializer_class, request=request)
+            data = viewset.page_data(request, number, size, None, render)
+        else:
+            action = "retrieve"
+            record = viewset.record(pk)
+            data = None
+            if record is not None:
+                data = viewset.fast_rendered(serializer_class, record, request)
+        if data is None:
+            return None
+        request.resolver_match = _resolver_match(request.path_info, pk)
+        return self.respond(request, route, action, data)
+
+    def respond(self, request, route: _Route, action: str, data) -> HttpResponseBase:
+        """The full path's response, header for header, in its order: DRF's (Allow, the
+        cache headers of finalize_response, the rendering), the ETag or 304, CORS, then the
+        middleware's on the way out."""
+        self.csrf.process_request(request)
+        response: HttpResponseBase = HttpResponse(
+            _JSON.render(data, _JSON.media_type, {}), content_type=_JSON.media_type
+        )
+        response.headers["Allow"] = _ALLOW
+        set_cache_headers(request, response, response_tags(route.viewset.cache_kind, action, data))
+        response = self.conditional.process_response(request, response)
+        set_cors_headers(request, response)
+        response = self.xframe.process_response(request, response)  # type: ignore[arg-type]  # any response
+        response = self.csrf.process_response(request, response)
+        return self.common.process_response(request, response)
