@@ -24,7 +24,6 @@ The request id, the request line, the metrics (by the URL name, as the resolver 
 it) and the security headers are the outer middleware's, on both paths.
 """
 
-import copy
 import functools
 import re
 from dataclasses import dataclass
@@ -86,8 +85,9 @@ def _resolver_match(path: str, pk: str | None) -> ResolverMatch:
         template = _match_template(path)
     else:
         template = _match_template(path[: -len(pk) - 1] + "1/")
-    match = copy.copy(template)
-    match.kwargs = match.captured_kwargs = kwargs  # type: ignore[attr-defined]  # the stubs lack captured_kwargs
+    # A copy with this request's id (a ResolverMatch refuses copy.copy: it forbids pickling).
+    match = ResolverMatch.__new__(ResolverMatch)
+    match.__dict__.update(template.__dict__, kwargs=kwargs, captured_kwargs=kwargs)
     return match
 
 
