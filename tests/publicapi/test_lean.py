@@ -12,7 +12,7 @@ from hypothesis import settings as fuzz_settings
 from hypothesis import strategies as st
 
 from config.metrics import API_REQUESTS
-from publicapi import lean
+from publicapi import http, lean
 from tests.factories import RunwayFactory, StreetSnapFactory
 
 pytestmark = pytest.mark.django_db
@@ -44,14 +44,12 @@ def both(method: str, url: str, **headers):
     responses = []
     for client in (Client(), full_path_client()):
         cache.clear()
-        lean_leases_cleared()
+        throttle_leases_cleared()
         responses.append(getattr(client, method.lower())(url, **headers))
     return responses
 
 
-def lean_leases_cleared():
-    from publicapi import http
-
+def throttle_leases_cleared():
     with http._leases_lock:
         http._leases.clear()
 
@@ -217,7 +215,7 @@ def test_the_throttle_counts_each_request_once_and_answers_429_alike(archive, se
     answers = []
     for client in (Client(), full_path_client()):
         cache.clear()
-        lean_leases_cleared()
+        throttle_leases_cleared()
         answers.append([client.get(url) for url in sequence])
 
     lean_answers, full_answers = answers
