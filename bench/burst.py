@@ -39,7 +39,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.dup_threshold import load_photo  # noqa: E402
 from bench.hash_bench import SPEED_PHOTOS, runway_jpeg  # noqa: E402
-from bench.throwaway import SECRET, throwaway_site  # noqa: E402
+from bench.throwaway import SECRET, JpegHandler, throwaway_site  # noqa: E402
 
 BURST = int(os.environ.get("BENCH_ALBUMS", "10"))
 PHOTOS = int(os.environ.get("BENCH_PHOTOS", "60"))
@@ -56,28 +56,19 @@ PARTS = os.environ.get("BENCH_PARTS", "1,2")
 ROUTINGS = ("before", "after")
 
 
-class _Photos(BaseHTTPRequestHandler):
+class _Photos(JpegHandler):
     """GET /<tag>/<n>.jpg: photo n with the comment <tag> (distinct bytes, same pixels)."""
 
     bodies: list[bytes] = []
 
-    def do_GET(self):  # noqa: N802 - http.server's name
-        tag, _, name = self.path.strip("/").rpartition("/")
+    def body(self, path: str) -> bytes | None:
+        tag, _, name = path.strip("/").rpartition("/")
         try:
             base = self.bodies[int(name.removesuffix(".jpg"))]
         except (ValueError, IndexError):
-            self.send_error(404)
-            return
+            return None
         comment = tag.encode()
-        body = base[:2] + b"\xff\xfe" + struct.pack(">H", len(comment) + 2) + comment + base[2:]
-        self.send_response(200)
-        self.send_header("Content-Type", "image/jpeg")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+        return base[:2] + b"\xff\xfe" + struct.pack(">H", len(comment) + 2) + comment + base[2:]
 
 
 def _free_port() -> int:

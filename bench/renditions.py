@@ -38,7 +38,7 @@ import threading
 import time
 import uuid
 from functools import partial
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.dup_threshold import load_photo  # noqa: E402
 from bench.hash_bench import SPEED_PHOTOS, runway_jpeg  # noqa: E402
-from bench.throwaway import throwaway_site  # noqa: E402
+from bench.throwaway import JpegHandler, throwaway_site  # noqa: E402
 
 WIDTHS = (400, 1200)
 ALBUM = 60
@@ -252,22 +252,11 @@ def _load() -> str:
 # --- 2 and 3. Ingest end to end, and the backfill ------------------------------------------------
 
 
-class _Photos(BaseHTTPRequestHandler):
+class _Photos(JpegHandler):
     bodies: dict[str, bytes] = {}
 
-    def do_GET(self):  # noqa: N802 - http.server's name
-        body = self.bodies.get(self.path)
-        if body is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "image/jpeg")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+    def body(self, path: str) -> bytes | None:
+        return self.bodies.get(path)
 
 
 def serve_album() -> tuple[ThreadingHTTPServer, list[str]]:

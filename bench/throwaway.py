@@ -15,10 +15,32 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 # The crawler secret the site accepts (INGEST_SECRETS), for benches that POST signed albums.
 SECRET = "whsec_" + "YWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWFhYWE="
+
+
+class JpegHandler(BaseHTTPRequestHandler):
+    """A loopback photo server's handler: GET answers ``body(path)``'s JPEG, or 404 for None."""
+
+    def body(self, path: str) -> bytes | None:
+        raise NotImplementedError
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        body = self.body(self.path)
+        if body is None:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "image/jpeg")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
 
 
 @dataclass(frozen=True)

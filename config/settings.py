@@ -109,6 +109,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+    # Tests use a file beside it too, not Django's default in-memory database: that one is
+    # shared between threads through SQLite's shared cache, whose table locks fail at once
+    # ("database table is locked") where a file waits, so threads that the embedded mode runs
+    # (renditions, the live server) failed there and only there.
+    _sqlite_file = Path(DATABASES["default"]["NAME"])
+    if _sqlite_file.name != ":memory:":
+        _test_file = _sqlite_file.with_name(f"test_{_sqlite_file.name}")
+        DATABASES["default"]["TEST"] = {"NAME": str(_test_file)}
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True

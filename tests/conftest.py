@@ -1,5 +1,4 @@
 import os
-import threading
 import uuid
 
 import pytest
@@ -10,22 +9,23 @@ from playwright.sync_api import sync_playwright
 
 from tests.support import TEST_REDIS_URL
 
-# Property tests: thorough in CI, quicker by hand. Database examples are slow-ish, so no
-# deadline; the function-scoped `db` fixture is fine because each example rolls back its own
-# savepoint (see tests.support.rollback_each_example).
-settings.register_profile(
-    "ci",
-    max_examples=200,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-settings.register_profile(
-    "dev",
-    max_examples=50,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+# Property tests: thorough in CI on PostgreSQL, production's database; quicker by hand and in
+# CI's SQLite pass, which checks that the suite is portable (the thorough search for a
+# counter-example has run on PostgreSQL). Database examples are slow-ish, so no deadline; the
+# function-scoped `db` fixture is fine because each example rolls back its own savepoint (see
+# tests.support.rollback_each_example).
+for name, examples in (("thorough", 200), ("quick", 50)):
+    settings.register_profile(
+        name,
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
+def pytest_configure(config):
+    thorough = os.environ.get("CI") and connection.vendor == "postgresql"
+    settings.load_profile("thorough" if thorough else "quick")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -48,36 +48,6 @@ def _plain_http_for_the_live_server():
     # test is redirected to https that the live server does not speak.
     with override_settings(SECURE_SSL_REDIRECT=False):
         yield
-
-
-@pytest.fixture(scope="session")
-def live_server(request):
-    """pytest-django's live server, one request at a time on an in-memory SQLite database.
-
-    There the server's threads all use the test's one connection (the database lives in it),
-    and SQLite cannot serve two threads on one connection at once: since the media route reads
-    the database for every image, a browser's parallel image requests failed with
-    "bad parameter or other API misuse". On PostgreSQL each thread has its own connection and
-    nothing is serialised.
-    """
-    from pytest_django.live_server_helper import LiveServer
-
-    addr = request.config.getvalue("liveserver") or os.getenv(
-        "DJANGO_LIVE_TEST_SERVER_ADDRESS", "localhost"
-    )
-    server = LiveServer(addr, start=False)
-    if server.thread.connections_override:
-        one_at_a_time = threading.Lock()
-
-        class SerialisedHandler(server.thread.static_handler):
-            def __call__(self, environ, start_response):
-                with one_at_a_time:
-                    return super().__call__(environ, start_response)
-
-        server.thread.static_handler = SerialisedHandler
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(autouse=True)

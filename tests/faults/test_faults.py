@@ -140,14 +140,21 @@ def test_s3_answering_503_to_30_percent_of_puts_loses_no_object(rig_for, bucket,
     assert figures.faults["puts"] - figures.faults["put_503"] >= 2 * figures.albums
 
 
+def post_held_in_download(rig) -> tuple[dict, dict]:
+    """POST album 0; once a worker is in its first image's download, which the image server
+    holds until the test sets ``rig.images.release``, return the album and the 202's body."""
+    album = rig.album(0)
+    rig.images.routes[urlsplit(album["images"][0]["url"]).path].hold_first = True
+    status, accepted = rig.post(album)
+    assert status == 202
+    assert rig.images.held.wait(timeout=60), "the worker never started the download"
+    return album, accepted
+
+
 def test_a_worker_running_a_job_rides_out_a_redis_outage(rig_for):
     # Given a worker in the middle of a job (the image server holds its download).
     rig = rig_for(workers=1)
-    album = rig.album(0)
-    rig.images.routes[urlsplit(album["images"][0]["url"]).path].hold_first = True
-    status, first = rig.post(album)
-    assert status == 202
-    assert rig.images.held.wait(timeout=60), "the worker never started the download"
+    _, first = post_held_in_download(rig)
 
     # When Redis goes away while it runs, the job finishes (its row is the truth), and Redis
     # comes back empty a few seconds later.
@@ -173,11 +180,7 @@ def test_a_database_blip_mid_job_costs_one_retry(rig_for, bucket, report_figures
 
     blip = 4.0
     rig = rig_for(workers=1, database_proxy=True, worker_env={"INGEST_RETRY_INTERVALS": "2,2,2"})
-    album = rig.album(0)
-    rig.images.routes[urlsplit(album["images"][0]["url"]).path].hold_first = True
-    status, accepted = rig.post(album)
-    assert status == 202
-    assert rig.images.held.wait(timeout=60), "the worker never started the download"
+    album, accepted = post_held_in_download(rig)
 
     # When the database goes away for a few seconds as the job comes to write its record.
     rig.database_proxy.cut()
