@@ -133,9 +133,9 @@ class PublicJSONRenderer(JSONRenderer):
         return body.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
 
 
-_JSON = PublicJSONRenderer()
+JSON_RENDERER = PublicJSONRenderer()
 # What DRF's negotiation picks for these, without parsing them.
-_PLAIN_ACCEPT = {None, "", "*/*", "application/json"}
+PLAIN_ACCEPT = {None, "", "*/*", "application/json"}
 
 
 class PublicAnonRateThrottle(AnonRateThrottle):
@@ -386,8 +386,8 @@ class PublicAPIView(APIView):
     def perform_content_negotiation(self, request, force=False):
         # The one renderer, for a request that accepts anything or JSON (nearly all); any
         # other Accept or a ?format= goes through DRF's negotiation (and its 406 or 404).
-        if request.META.get("HTTP_ACCEPT") in _PLAIN_ACCEPT and "format" not in request.GET:
-            return _JSON, _JSON.media_type
+        if request.META.get("HTTP_ACCEPT") in PLAIN_ACCEPT and "format" not in request.GET:
+            return JSON_RENDERER, JSON_RENDERER.media_type
         return super().perform_content_negotiation(request, force)
 
     @classmethod

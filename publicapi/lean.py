@@ -36,8 +36,8 @@ from django.urls import ResolverMatch, resolve
 from rest_framework.exceptions import ValidationError
 
 from publicapi.http import (
-    _JSON,
-    _PLAIN_ACCEPT,
+    JSON_RENDERER,
+    PLAIN_ACCEPT,
     PublicAnonRateThrottle,
     PublicConditionalGetMiddleware,
     set_cache_headers,
@@ -114,7 +114,7 @@ class LeanReadMiddleware:
     def serve(self, request, route: _Route, pk: str | None) -> HttpResponseBase | None:
         """The response to a plain read of a list or detail URL, or None to leave the request
         to the full path."""
-        if request.META.get("HTTP_ACCEPT") not in _PLAIN_ACCEPT:
+        if request.META.get("HTTP_ACCEPT") not in PLAIN_ACCEPT:
             return None
         query = request.GET
         if "format" in query:
@@ -161,8 +161,9 @@ class LeanReadMiddleware:
         cache headers of finalize_response, the rendering), the ETag or 304, CORS, then the
         middleware's on the way out."""
         self.csrf.process_request(request)
+        media_type = JSON_RENDERER.media_type
         response: HttpResponseBase = HttpResponse(
-            _JSON.render(data, _JSON.media_type, {}), content_type=_JSON.media_type
+            JSON_RENDERER.render(data, media_type, {}), content_type=media_type
         )
         response.headers["Allow"] = _ALLOW
         set_cache_headers(request, response, response_tags(route.viewset.cache_kind, action, data))
