@@ -158,7 +158,10 @@ def test_after_deleting_in_the_compare_view_the_album_page_keeps_the_place(
         page.keyboard.press("ArrowRight")
     page.keyboard.press("v")
     expect(page.locator("#compare-1 h2")).to_contain_text("image 4")
+    # The view's keys work once its script has run: the heading shows before that.
+    page.wait_for_load_state("load")
     page.keyboard.press("x")
+    expect(page.locator("#review-confirm")).to_be_visible()
     page.keyboard.press("Enter")
 
     # Back on the album page, the keys are on image 5, which took its place

@@ -350,6 +350,7 @@ def test_review_duplicates_from_the_keyboard(live_server, browser_page):
     page.go_back()
     page.locator("#review-duplicates").click()
     expect(page.locator("#review-dup-position")).to_have_text("Near-duplicate 1 of 2")
+    page.wait_for_load_state("load")  # its keys work once its script has run
     boxes = [page.locator(f"#compare-{n} img").bounding_box() for n in (1, 2)]
     assert (boxes[0]["width"], boxes[0]["height"]) == (boxes[1]["width"], boxes[1]["height"])
 
