@@ -122,7 +122,7 @@ class LeanReadMiddleware:
         viewset = route.viewset
         if pk is None:
             serializer_class = viewset.serializer_class
-            if viewset.filtered(query):
+            if viewset.names_a_filter(query):
                 return None
             pagination = viewset.pagination_class()
             try:

@@ -100,7 +100,7 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
         number = pagination.get_page_number(request, None)
         size = pagination.get_page_size(request)
         filtered = None
-        if self.filtered(request.query_params):
+        if self.names_a_filter(request.query_params):
             filtered = lambda: self.filter_queryset(self.get_queryset())  # noqa: E731
         data = self.page_data(request, number, size, filtered, self.rendered)
         if data is None:
@@ -117,7 +117,7 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
     # lean path (publicapi.lean), which serves the common requests without a view instance.
 
     @classmethod
-    def filtered(cls, query) -> bool:
+    def names_a_filter(cls, query) -> bool:
         """Whether the query names a filter (anything else in it is ignored)."""
         return any(name in query for name in cls.filterset_class.base_filters)
 
