@@ -42,16 +42,33 @@ class PublicConditionalGetMiddleware(ConditionalGetMiddleware):
     twentieth of its time, docs/api.md), the first 128 bits of it, as long as Django's."""
 
     def process_response(self, request, response):
-        if (
-            request.method == "GET"
-            and not response.streaming
-            and not response.has_header("ETag")
-            and self.needs_etag(response)
-            and response.content
-        ):
-            digest = hashlib.sha1(response.content, usedforsecurity=False).hexdigest()
-            response.headers["ETag"] = f'"{digest[:32]}"'
+        if request.method != "GET":
+            return response
+        if not response.streaming and not response.has_header("ETag") and response.content:
+            if self.needs_etag(response):
+                digest = hashlib.sha1(response.content, usedforsecurity=False).hexdigest()
+                response.headers["ETag"] = f'"{digest[:32]}"'
+        meta = request.META
+        if not any(name in meta for name in _PRECONDITIONS):
+            # Django's get_conditional_response would parse the four absent headers and
+            # give the response back as it is: most requests carry none of them.
+            return response
         return super().process_response(request, response)
+
+    def needs_etag(self, response) -> bool:
+        # Django's test (no `no-store` directive) without splitting the header, unless the
+        # words are there at all.
+        cache_control = response.get("Cache-Control", "")
+        return "no-store" not in cache_control.lower() or super().needs_etag(response)
+
+
+# The request headers a conditional response depends on (RFC 9110 13.1), as WSGI names them.
+_PRECONDITIONS = (
+    "HTTP_IF_NONE_MATCH",
+    "HTTP_IF_MODIFIED_SINCE",
+    "HTTP_IF_MATCH",
+    "HTTP_IF_UNMODIFIED_SINCE",
+)
 
 
 # As a view decorator. It runs after the response is rendered, so the ETag is a hash of the
@@ -195,24 +212,28 @@ class PublicAnonRateThrottle(AnonRateThrottle):
         # is unreachable, the request is served unthrottled; after a few failures the breaker
         # skips Redis for a while (config.breaker), so a Redis that hangs costs each request
         # nothing, and the log says so once, not with a traceback per request.
+        if self.rate is None:
+            return True
+        try:
+            key = self.get_cache_key(request, view)
+            cache = self.cache
+            scope = (_cache_scope(cache), key, self.num_requests, self.duration)
+            left = leased_token(scope)
+        except Exception:
+            return True
+        if left is not None:  # most requests: no Redis, so nothing for the breaker to learn
+            self.seconds_left = left
+            return True
         if not redis_breaker.allow():
             return True
         try:
             with redis_breaker.call():
-                return self.count_request(request, view)
+                allowed, self.seconds_left = lease_tokens(
+                    cache, key, scope, limit=self.num_requests, seconds=self.duration
+                )
+                return allowed
         except Exception:
             return True
-
-    def count_request(self, request, view) -> bool:
-        if self.rate is None:
-            return True
-        key = self.get_cache_key(request, view)
-        if key is None:
-            return True
-        allowed, self.seconds_left = take_token(
-            self.cache, key, limit=self.num_requests, seconds=self.duration
-        )
-        return allowed
 
     def wait(self) -> float:
         return self.seconds_left
@@ -300,12 +321,28 @@ def take_token(cache, key: str, *, limit: int, seconds: int) -> tuple[bool, floa
     """One request of the client `key` under `limit` requests per `seconds`: whether it is
     allowed, and the seconds left of its window."""
     scope = (_cache_scope(cache), key, limit, seconds)
+    left = leased_token(scope)
+    if left is not None:
+        return True, left
+    return lease_tokens(cache, key, scope, limit=limit, seconds=seconds)
+
+
+def leased_token(scope: tuple) -> float | None:
+    """A token of this process's lease for `scope` (take_token's), without a round trip: the
+    seconds left of its window, or None if the lease is used up, ended or was never taken."""
     now = time.monotonic()
     with _leases_lock:
         lease = _leases.get(scope)
         if lease is not None and lease.tokens > 0 and now < lease.ends:
             lease.tokens -= 1
-            return True, lease.ends - now
+            return lease.ends - now
+    return None
+
+
+def lease_tokens(cache, key: str, scope: tuple, *, limit: int, seconds: int) -> tuple[bool, float]:
+    """Count a new lease for `scope` in the shared window, and take its first token: whether
+    the request is allowed, and the seconds left of the window."""
+    now = time.monotonic()
     size = max(1, min(LEASE_MAX, limit // LEASE_SHARE))
     count, left = count_in_window(cache, key, seconds, size)
     # This request is the (count - size + 1)th of the window; the lease holds what of the
@@ -336,9 +373,14 @@ def _forget_leases(*, setting, **kwargs) -> None:
 def _cache_scope(cache) -> object:
     """What identifies the counts a cache holds, alike in every thread (Django makes a cache
     object per thread): Redis's servers and key prefix, or a local-memory cache's store."""
-    if isinstance(cache, RedisCache):
-        return ("redis", tuple(cache._servers), cache.key_prefix, cache.version)  # type: ignore[attr-defined]  # set by RedisCache.__init__
-    return ("local", id(getattr(cache, "_cache", cache)))
+    scope = getattr(cache, "_public_throttle_scope", None)
+    if scope is None:
+        if isinstance(cache, RedisCache):
+            scope = ("redis", tuple(cache._servers), cache.key_prefix, cache.version)  # type: ignore[attr-defined]  # set by RedisCache.__init__
+        else:
+            scope = ("local", id(getattr(cache, "_cache", cache)))
+        cache._public_throttle_scope = scope  # our memo, as redis_client's
+    return scope
 
 
 def public_exception_handler(exc, context):

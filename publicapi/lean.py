@@ -28,6 +28,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.http import HttpResponse, HttpResponseBase
 from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.common import CommonMiddleware
@@ -160,7 +161,11 @@ class LeanReadMiddleware:
         """The full path's response, header for header, in its order: DRF's (Allow, the
         cache headers of finalize_response, the rendering), the ETag or 304, CORS, then the
         middleware's on the way out."""
-        self.csrf.process_request(request)
+        # Django's CSRF middleware reads the CSRF cookie, and sets a new one in place of a
+        # malformed one; without any cookie it does nothing.
+        csrf = settings.CSRF_USE_SESSIONS or "HTTP_COOKIE" in request.META
+        if csrf:
+            self.csrf.process_request(request)
         media_type = JSON_RENDERER.media_type
         response: HttpResponseBase = HttpResponse(
             JSON_RENDERER.render(data, media_type, {}), content_type=media_type
@@ -170,5 +175,6 @@ class LeanReadMiddleware:
         response = self.conditional.process_response(request, response)
         set_cors_headers(request, response)
         response = self.xframe.process_response(request, response)  # type: ignore[arg-type]  # any response
-        response = self.csrf.process_response(request, response)
+        if csrf:
+            response = self.csrf.process_response(request, response)
         return self.common.process_response(request, response)

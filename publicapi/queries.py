@@ -18,7 +18,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from types import SimpleNamespace
 
 import orjson
@@ -176,24 +176,13 @@ def page(model, queryset, *, offset: int, size: int) -> Page | None:
         rows = compile_statement(queryset, attnames(model))
         counter = compile_statement(queryset.order_by(), ["id"])
         known = known_count(queryset)
-    image_model = KINDS[model][0]
-    covers = _covers(image_model)
+    covers = _covers(KINDS[model][0])
     connection = connections[rows.using]
     kept = None if known is not None else _kept_estimate(counter)
     count_sql, count_params = "", []
     if known is None and kept is None:
-        counted_sql, counted_params = _counted(counter, connection)
-        count_sql, count_params = f", ({counted_sql})", counted_params
-    quote = connection.ops.quote_name
-    cover_columns = ", ".join(f"c.{quote(column(image_model, name))}" for name in covers.names)
-    cover_id = quote(column(model, "cover_id"))
-    sql = (
-        f"SELECT p.*, {cover_columns}{count_sql} FROM ("  # noqa: S608 - our own SQL
-        f"SELECT q.*, ROW_NUMBER() OVER () AS {quote('_n')} "
-        f"FROM ({rows.sql} LIMIT %s OFFSET %s) q"
-        f") p LEFT JOIN {quote(image_model._meta.db_table)} c ON c.{quote('id')} = p.{cover_id} "
-        f"ORDER BY p.{quote('_n')}"
-    )
+        count_sql, count_params = _counted(counter, connection)
+    sql = _page_sql(model, rows.using, rows.sql, count_sql)
     params = [*count_params, *rows.params, size + 1, offset]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -226,6 +215,26 @@ def page(model, queryset, *, offset: int, size: int) -> Page | None:
         counted = kept if kept is not None else fetched[0][-1]
         count = _count(counter, counted, seen=offset + shown + 1, estimated=kept is not None)
     return Page(records=records, count=count, has_next=has_next)
+
+
+@lru_cache(maxsize=256)
+def _page_sql(model, using: str, rows_sql: str, count_sql: str) -> str:
+    """The page statement around `rows_sql` (the list's own, cut by LIMIT and OFFSET), with
+    the count's subquery `count_sql` if any. Kept per list: the unfiltered lists and the
+    common filters come back with every request, and so do their statements."""
+    image_model = KINDS[model][0]
+    covers = _covers(image_model)
+    quote = connections[using].ops.quote_name
+    cover_columns = ", ".join(f"c.{quote(column(image_model, name))}" for name in covers.names)
+    count = f", ({count_sql})" if count_sql else ""
+    cover_id = quote(column(model, "cover_id"))
+    return (
+        f"SELECT p.*, {cover_columns}{count} FROM ("  # noqa: S608 - our own SQL
+        f"SELECT q.*, ROW_NUMBER() OVER () AS {quote('_n')} "
+        f"FROM ({rows_sql} LIMIT %s OFFSET %s) q"
+        f") p LEFT JOIN {quote(image_model._meta.db_table)} c ON c.{quote('id')} = p.{cover_id} "
+        f"ORDER BY p.{quote('_n')}"
+    )
 
 
 def column(model, attname: str) -> str:
