@@ -146,8 +146,12 @@ class PublicJSONRenderer(JSONRenderer):
             return b""
         if self.get_indent(accepted_media_type or "", renderer_context or {}):
             return super().render(data, accepted_media_type, renderer_context)
-        body = orjson.dumps(data, default=self.encoder_class().default)
+        body = orjson.dumps(data, default=self._default)
         return body.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+
+    def _default(self, value):
+        # DRF's encoder, made only for a value orjson does not know (nearly never).
+        return self.encoder_class().default(value)
 
 
 JSON_RENDERER = PublicJSONRenderer()

@@ -179,7 +179,8 @@ def page(model, queryset, *, offset: int, size: int) -> Page | None:
     covers = _covers(KINDS[model][0])
     connection = connections[rows.using]
     kept = None if known is not None else _kept_estimate(counter)
-    count_sql, count_params = "", []
+    count_params: list = []
+    count_sql = ""
     if known is None and kept is None:
         count_sql, count_params = _counted(counter, connection)
     sql = _page_sql(model, rows.using, rows.sql, count_sql)

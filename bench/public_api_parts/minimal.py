@@ -27,6 +27,7 @@ import io
 import json
 import os
 import pstats
+import shutil
 import statistics
 import subprocess
 import sys
@@ -45,7 +46,8 @@ os.environ["BENCH_DB_NAME"] = f"bench_publicapi_{SMALL}"
 from bench import public_api as bench  # noqa: E402 - after the bench's environment
 
 bench.RUNWAY_IMAGES = 6
-# What to run: t(hroughput), c(pu time per request), p(rofile).
+# What to run: t(hroughput), c(pu time per request), i(nstructions per request, with
+# valgrind), p(rofile).
 PARTS = os.environ.get("BENCH_MINIMAL_PARTS", "tcp")
 # A checkout of the project to run beside this one (e.g. main before a change), or "".
 BEFORE = os.environ.get("BENCH_BEFORE_ROOT", "")
@@ -227,6 +229,49 @@ print(json.dumps(times))
 """
 
 
+# The same requests counted in instructions by valgrind's callgrind, between the first and the
+# last of `count` requests made through map() (its C function switches the counting on and off
+# around each call): the same figure on every run of the same code, however busy the machine.
+INSTRUCTIONS_SCRIPT = (
+    CPU_SCRIPT.split("for _ in range(30):")[0]
+    + """
+def counted(_):
+    one()
+for _ in range(30):
+    one()
+list(map(counted, range(int(sys.argv[2]))))
+"""
+)
+
+
+def instructions(valgrind: str, cwd: Path, env: dict, path: str, count: int = 100) -> int:
+    """Instructions per request (user space, the process's own: not the database's)."""
+    with tempfile.TemporaryDirectory(prefix="callgrind-") as folder:
+        out = Path(folder) / "callgrind.out"
+        result = subprocess.run(  # noqa: S603 - our own script
+            [
+                valgrind,
+                "--tool=callgrind",
+                "--collect-atstart=no",
+                "--toggle-collect=map_next",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                "-c",
+                INSTRUCTIONS_SCRIPT,
+                path,
+                str(count),
+            ],
+            cwd=cwd,
+            env={**env, "PYTHONHASHSEED": "0"},
+            capture_output=True,
+            text=True,
+        )
+        if result.returncode:
+            raise RuntimeError(result.stderr[-2000:])
+        totals = [line for line in out.read_text().splitlines() if line.startswith("totals:")]
+        return int(totals[0].split()[1]) // count
+
+
 def cpu_ms(cwd: Path, env: dict, path: str, batches: int = 3) -> list[float]:
     result = subprocess.run(  # noqa: S603 - our own script
         [sys.executable, "-c", CPU_SCRIPT, path, str(batches)],
@@ -352,6 +397,7 @@ def main() -> None:
         sides = {"project": (ROOT, env), "minimal app": (Path(folder), minimal_env)}
         if BEFORE:
             sides["before"] = (Path(BEFORE), {**env, "PYTHONPATH": BEFORE})
+        every_side = dict(sides)
         if "c" not in PARTS:
             sides = {}
         print(
@@ -370,6 +416,24 @@ def main() -> None:
                 if side != "minimal app"
             ]
             print(f"  {label:<19} " + "   ".join(text))
+        valgrind = shutil.which("valgrind")
+        if "i" in PARTS and valgrind:
+            print(
+                "\n   Instructions per request (callgrind, 100 requests through the WSGI handler;"
+                " the same on every run of the same code):"
+            )
+            for label, path in pairs:
+                counts = {
+                    side: instructions(valgrind, cwd, side_env, path)
+                    for side, (cwd, side_env) in every_side.items()
+                }
+                minimal = counts["minimal app"]
+                text = [f"minimal app {minimal / 1000:,.0f}k"] + [
+                    f"{side} {n / 1000:,.0f}k (minimal / {side} = {minimal / n:.2f}x)"
+                    for side, n in counts.items()
+                    if side != "minimal app"
+                ]
+                print(f"  {label:<19} " + "   ".join(text))
     if "p" in PARTS:
         profile(f"/api/v1/runways/{detail}/")
 

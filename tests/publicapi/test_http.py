@@ -102,6 +102,81 @@ def test_if_none_match_forms_that_match(client, runway, header):
     assert response.status_code == 304
 
 
+_ETAG = '"0123456789abcdef0123456789abcdef"'
+_DATES = ["Wed, 21 Oct 2015 07:28:00 GMT", "Sun, 01 Jan 2090 00:00:00 GMT", "not a date"]
+
+
+def _conditional_answer(middleware, method, meta, status, cache_control, last_modified):
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    request = RequestFactory().generic(method, "/api/v1/runways/", **meta)
+    response = HttpResponse(b'{"x":1}', status=status)
+    response.headers["ETag"] = _ETAG
+    if cache_control is not None:
+        response.headers["Cache-Control"] = cache_control
+    if last_modified is not None:
+        response.headers["Last-Modified"] = last_modified
+    answer = middleware(lambda request: response).process_response(request, response)
+    return answer.status_code, sorted(answer.items()), answer.content
+
+
+@fuzz_settings(deadline=None)
+@given(
+    method=st.sampled_from(["GET", "HEAD", "POST"]),
+    preconditions=st.fixed_dictionaries(
+        {},
+        optional={
+            "HTTP_IF_NONE_MATCH": st.sampled_from([_ETAG, '"other"', "*", f'W/{_ETAG}, "x"']),
+            "HTTP_IF_MATCH": st.sampled_from([_ETAG, '"other"', "*"]),
+            "HTTP_IF_MODIFIED_SINCE": st.sampled_from(_DATES),
+            "HTTP_IF_UNMODIFIED_SINCE": st.sampled_from(_DATES),
+        },
+    ),
+    status=st.sampled_from([200, 204, 404]),
+    cache_control=st.sampled_from([None, "public, max-age=60", "no-store", "No-Store, private"]),
+    last_modified=st.sampled_from([None, _DATES[0]]),
+)
+def test_the_conditional_get_answers_as_djangos_whatever_the_request_asks(
+    method, preconditions, status, cache_control, last_modified
+):
+    # The ETag given (Django's would be MD5): what is compared is the decision on it, which
+    # skips Django's parsing when the request carries no precondition at all.
+    from django.middleware.http import ConditionalGetMiddleware
+
+    ours = _conditional_answer(
+        http.PublicConditionalGetMiddleware,
+        method,
+        preconditions,
+        status,
+        cache_control,
+        last_modified,
+    )
+    djangos = _conditional_answer(
+        ConditionalGetMiddleware, method, preconditions, status, cache_control, last_modified
+    )
+
+    assert ours == djangos
+
+
+@pytest.mark.parametrize("cache_control", ["public, max-age=60", "private", "no-cache", ""])
+def test_an_etag_on_every_response_that_may_be_stored(cache_control):
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    response = HttpResponse(b'{"x":1}')
+    if cache_control:
+        response.headers["Cache-Control"] = cache_control
+    middleware = http.PublicConditionalGetMiddleware(lambda request: response)
+
+    answered = middleware.process_response(RequestFactory().get("/"), response)
+
+    assert answered["ETag"].startswith('"')
+    response = HttpResponse(b'{"x":1}', headers={"Cache-Control": "private, NO-STORE"})
+    answered = middleware.process_response(RequestFactory().get("/"), response)
+    assert not answered.has_header("ETag")
+
+
 def test_the_etag_changes_when_the_content_changes(client, runway):
     detail = f"/api/v1/runways/{runway.pk}/"
     before_detail = client.get(detail)["ETag"]
@@ -376,6 +451,29 @@ def test_an_unreachable_cache_lets_requests_through(client, settings, caplog):
 
     assert statuses == [200, 200]
     assert "Redis is unavailable (ConnectionError" in caplog.text  # config.breaker, once
+
+
+def test_a_leased_request_tells_the_breaker_nothing(client, settings, redis_cache):
+    # The breaker learns from calls to Redis. A request served from this process's lease
+    # makes none: it must not close a breaker that is waiting to try Redis again.
+    from config.breaker import redis as breaker
+
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "100/min"},
+    }
+    assert client.get("/api/v1/brands/").status_code == 200  # takes a lease of 5
+    breaker.failed(ConnectionError("down"))
+    breaker.failed(ConnectionError("down"))
+    breaker._open_until = 0.0  # its pause is over: the next caller of allow() tries Redis
+    try:
+        statuses = [client.get("/api/v1/brands/").status_code for _ in range(3)]
+
+        assert statuses == [200, 200, 200]
+        assert breaker._open_until is not None  # still open: Redis was not asked
+        assert not breaker._trying
+    finally:
+        breaker.reset()
 
 
 def test_a_process_counts_a_share_of_the_rate_at_once_in_redis(client, settings, redis_cache):
