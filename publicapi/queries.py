@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from types import SimpleNamespace
@@ -77,9 +78,11 @@ class Statement:
             return rows
         return [self.converted(row, connection) for row in rows]
 
-    def converted(self, row, connection, start: int = 0) -> list:
+    def converted(self, row, connection, start: int = 0) -> Sequence:
         """This statement's columns of `row` (from position `start` on) as the ORM gives
         them."""
+        if not self.converters:
+            return row[start : start + len(self.names)]
         values = list(row[start : start + len(self.names)])
         for position, functions, expression in self.converters:
             value = values[position]
