@@ -13,9 +13,16 @@ keep-alive connections; the two alternated for BENCH_ROUNDS rounds of BENCH_SECO
 (each round started by the other side in turn); the bodies are checked equal first.
 
 The archive: BENCH_SMALL_RUNWAYS runways (default 300) with 6 images each, in the database
-bench_publicapi_<runways> (built once, kept). Then the cProfile of one runway detail request
-through the project's whole stack (the test client, the same database), repeated for stable
-figures: the functions with the most own time.
+bench_publicapi_<runways> (built once, kept). Then, for each request, the instructions it
+costs each side in one process (valgrind's callgrind, Debian's valgrind; skipped without it):
+unlike a time, the same figure on every run of the same code, whatever else the machine does
+(the CPU-time part, c, swings by a third between runs on a shared machine). Then the cProfile
+of one runway detail request through the project's whole stack, repeated for stable figures:
+the functions with the most own time.
+
+BENCH_MINIMAL_PARTS picks the parts: t(hroughput), c(PU time), i(nstructions), p(rofile);
+"tip" by default. The instructions take about ten minutes (Python runs some fifty times slower
+under valgrind).
 
 Run: .venv/bin/python bench/public_api_parts/minimal.py
 """
@@ -48,7 +55,7 @@ from bench import public_api as bench  # noqa: E402 - after the bench's environm
 bench.RUNWAY_IMAGES = 6
 # What to run: t(hroughput), c(pu time per request), i(nstructions per request, with
 # valgrind), p(rofile).
-PARTS = os.environ.get("BENCH_MINIMAL_PARTS", "tcp")
+PARTS = os.environ.get("BENCH_MINIMAL_PARTS", "tip")
 # A checkout of the project to run beside this one (e.g. main before a change), or "".
 BEFORE = os.environ.get("BENCH_BEFORE_ROOT", "")
 
@@ -400,10 +407,11 @@ def main() -> None:
         every_side = dict(sides)
         if "c" not in PARTS:
             sides = {}
-        print(
-            "\n   CPU time per request, in one process (the WSGI handler called directly; "
-            f"{bench.ROUNDS} alternated runs of 3 x 50 requests, the lowest batch), ms:"
-        )
+        else:
+            print(
+                "\n   CPU time per request, in one process (the WSGI handler called directly; "
+                f"{bench.ROUNDS} alternated runs of 3 x 50 requests, the lowest batch), ms:"
+            )
         for label, path in pairs if sides else []:
             cpu: dict[str, list[float]] = {side: [] for side in sides}
             for _ in range(bench.ROUNDS):
@@ -417,6 +425,8 @@ def main() -> None:
             ]
             print(f"  {label:<19} " + "   ".join(text))
         valgrind = shutil.which("valgrind")
+        if "i" in PARTS and not valgrind:
+            print("\n   (no valgrind: instructions per request not counted)")
         if "i" in PARTS and valgrind:
             print(
                 "\n   Instructions per request (callgrind, 100 requests through the WSGI handler;"
