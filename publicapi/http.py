@@ -36,6 +36,15 @@ from publicapi.tags import header_value, response_tags
 logger = logging.getLogger(__name__)
 
 
+# The request headers a conditional response depends on (RFC 9110 13.1), as WSGI names them.
+_PRECONDITIONS = (
+    "HTTP_IF_NONE_MATCH",
+    "HTTP_IF_MODIFIED_SINCE",
+    "HTTP_IF_MATCH",
+    "HTTP_IF_UNMODIFIED_SINCE",
+)
+
+
 class PublicConditionalGetMiddleware(ConditionalGetMiddleware):
     """Django's ETag/If-None-Match handling, with the ETag hashed by SHA-1 rather than MD5:
     twice as fast where the CPU has SHA instructions (a small response's MD5 was a
@@ -60,15 +69,6 @@ class PublicConditionalGetMiddleware(ConditionalGetMiddleware):
         # words are there at all.
         cache_control = response.get("Cache-Control", "")
         return "no-store" not in cache_control.lower() or super().needs_etag(response)
-
-
-# The request headers a conditional response depends on (RFC 9110 13.1), as WSGI names them.
-_PRECONDITIONS = (
-    "HTTP_IF_NONE_MATCH",
-    "HTTP_IF_MODIFIED_SINCE",
-    "HTTP_IF_MATCH",
-    "HTTP_IF_UNMODIFIED_SINCE",
-)
 
 
 # As a view decorator. It runs after the response is rendered, so the ETag is a hash of the

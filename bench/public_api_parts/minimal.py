@@ -206,9 +206,9 @@ application = get_wsgi_application()
 """
 
 
-# The CPU time of a request in one process, without gunicorn, threads or the clients: what a
-# machine shared with other work (the throughput's rounds are at its mercy) measures steadily.
-CPU_SCRIPT = """
+# One process, one request made again and again through the WSGI handler (the request line
+# logged to a discarded stream), then warmed: what the CPU-time and instruction parts share.
+ONE_REQUEST = """
 import io, json, logging, os, sys, time
 import django
 django.setup()
@@ -220,12 +220,18 @@ path, _, query = sys.argv[1].partition("?")
 environ = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": query,
            "SERVER_NAME": "localhost", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
            "HTTP_HOST": "localhost", "REMOTE_ADDR": "127.0.0.1", "wsgi.url_scheme": "http"}
-def one():
+def one(_=None):
     response = application({**environ, "wsgi.input": io.BytesIO()}, lambda *args: None)
     b"".join(response)
     response.close()
 for _ in range(30):
     one()
+"""
+# The CPU time of a request in one process, without gunicorn, threads or the clients (on a
+# shared machine it still swings by a third between runs: see INSTRUCTIONS_SCRIPT).
+CPU_SCRIPT = (
+    ONE_REQUEST
+    + """
 times = []
 for _ in range(int(sys.argv[2])):
     started = time.process_time()
@@ -234,21 +240,11 @@ for _ in range(int(sys.argv[2])):
     times.append((time.process_time() - started) / 50 * 1000)
 print(json.dumps(times))
 """
-
-
-# The same requests counted in instructions by valgrind's callgrind, between the first and the
-# last of `count` requests made through map() (its C function switches the counting on and off
-# around each call): the same figure on every run of the same code, however busy the machine.
-INSTRUCTIONS_SCRIPT = (
-    CPU_SCRIPT.split("for _ in range(30):")[0]
-    + """
-def counted(_):
-    one()
-for _ in range(30):
-    one()
-list(map(counted, range(int(sys.argv[2]))))
-"""
 )
+# The same requests counted in instructions by valgrind's callgrind, made through map(): its
+# C function (map_next) switches the counting on and off around each one, so neither Django's
+# start nor the warming is counted. The same figure on every run of the same code.
+INSTRUCTIONS_SCRIPT = ONE_REQUEST + "list(map(one, range(int(sys.argv[2]))))\n"
 
 
 def instructions(valgrind: str, cwd: Path, env: dict, path: str, count: int = 100) -> int:

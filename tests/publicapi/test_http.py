@@ -172,8 +172,18 @@ def test_an_etag_on_every_response_that_may_be_stored(cache_control):
     answered = middleware.process_response(RequestFactory().get("/"), response)
 
     assert answered["ETag"].startswith('"')
-    response = HttpResponse(b'{"x":1}', headers={"Cache-Control": "private, NO-STORE"})
+
+
+@pytest.mark.parametrize("cache_control", ["no-store", "private, NO-STORE", "No-Store=x"])
+def test_no_etag_on_a_response_that_must_not_be_stored(cache_control):
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    response = HttpResponse(b'{"x":1}', headers={"Cache-Control": cache_control})
+    middleware = http.PublicConditionalGetMiddleware(lambda request: response)
+
     answered = middleware.process_response(RequestFactory().get("/"), response)
+
     assert not answered.has_header("ETag")
 
 
