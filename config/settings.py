@@ -51,11 +51,12 @@ MIDDLEWARE = [
     "config.logs.RequestIdMiddleware",
     "config.ops.OpsEndpointsMiddleware",
     "config.metrics.ApiMetricsMiddleware",
+    # Answers the busiest public reads (record lists and details) itself, with the pieces of
+    # the middleware below and of DRF that they need, the security headers included; the rest
+    # goes on down (publicapi.lean).
+    "publicapi.lean.LeanReadMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Answers the busiest public reads (record lists and details) itself, with the pieces of
-    # the middleware below and of DRF that they need; the rest goes on down (publicapi.lean).
-    "publicapi.lean.LeanReadMiddleware",
     # Django's, but skipped for reads of the public API, which need none of them (config.site).
     "config.site.SiteSessionMiddleware",
     "django.middleware.common.CommonMiddleware",

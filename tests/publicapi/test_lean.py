@@ -5,6 +5,7 @@ other request left to the full path."""
 import pytest
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpResponse
 from django.test import Client, override_settings
 from django.urls import Resolver404, resolve
 from hypothesis import given
@@ -173,6 +174,72 @@ def test_headers_left_to_the_full_path(archive, headers):
 
         assert_same(url, lean_response, full_response)
         assert not served_lean(lean_response), url
+
+
+@pytest.mark.parametrize("secure", [False, True])
+def test_the_security_and_frame_headers_follow_the_settings(archive, settings, secure):
+    settings.SECURE_HSTS_SECONDS = 3600
+    settings.SECURE_HSTS_PRELOAD = True
+    settings.SECURE_REFERRER_POLICY = "no-referrer, strict-origin"
+    settings.SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin-allow-popups"
+    settings.X_FRAME_OPTIONS = "sameorigin"
+    for url in ("/api/v1/runways/?page_size=2", f"/api/v1/runways/{archive[0][0].pk}/"):
+        lean_response, full_response = both("GET", url, secure=secure)
+
+        assert_same(url, lean_response, full_response)
+        assert served_lean(lean_response), url
+        assert lean_response["X-Frame-Options"] == "SAMEORIGIN"
+        assert lean_response["Referrer-Policy"] == "no-referrer,strict-origin"
+        assert lean_response.has_header("Strict-Transport-Security") == secure
+
+
+def test_the_https_redirect_is_the_full_paths(archive, settings):
+    settings.SECURE_SSL_REDIRECT = True
+    url = f"/api/v1/runways/{archive[0][0].pk}/"
+
+    lean_response, full_response = both("GET", url)
+    assert_same(url, lean_response, full_response)
+    assert lean_response.status_code == 301
+    assert not served_lean(lean_response)
+
+    lean_response, full_response = both("GET", url, secure=True)
+    assert_same(url, lean_response, full_response)
+    assert served_lean(lean_response)
+
+
+def test_the_fixed_headers_are_remade_when_a_setting_changes(archive, settings):
+    url = "/api/v1/street-snaps/"
+    assert Client().get(url)["X-Frame-Options"] == "DENY"
+
+    settings.X_FRAME_OPTIONS = "SAMEORIGIN"
+
+    assert Client().get(url)["X-Frame-Options"] == "SAMEORIGIN"
+
+
+HEADER_NAMES = st.sampled_from(["ETag", "etag", "Cache-Control", "X-Frame-Options", "Vary", "A"])
+
+
+@fuzz_settings(max_examples=100, deadline=None)
+@given(
+    present=st.dictionaries(HEADER_NAMES, st.text(alphabet="abc ,=", max_size=5), max_size=4),
+    asked=HEADER_NAMES,
+)
+def test_a_lean_responses_headers_answer_as_djangos(present, asked):
+    djangos = HttpResponse(b"{}", content_type="application/json")
+    leans = lean._LeanResponse(b"{}", "application/json")
+    for name, value in present.items():
+        djangos[name] = leans[name] = value
+
+    assert (asked in leans, leans.get(asked), leans.get(asked, "-")) == (
+        asked in djangos,
+        djangos.get(asked),
+        djangos.get(asked, "-"),
+    )
+    assert (asked in leans.headers, leans.headers.get(asked)) == (
+        asked in djangos.headers,
+        djangos.headers.get(asked),
+    )
+    assert list(leans.items()) == list(djangos.items())
 
 
 def test_a_cors_preflight_is_the_full_paths(archive):
