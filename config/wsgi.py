@@ -1,12 +1,17 @@
 import os
 
+import django
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
-from django.core.wsgi import get_wsgi_application
+
+from config.handler import ArchiveWSGIHandler
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-application = get_wsgi_application()
+# What django.core.wsgi.get_wsgi_application() does, with the project's handler.
+django.setup(set_prefix=False)
+
+application = ArchiveWSGIHandler()
 
 # gunicorn runs no system checks (runserver, migrate and rqworker do): refuse to serve with a
 # configuration error, such as a malformed INGEST_SECRETS entry, instead of failing per request.

@@ -212,10 +212,10 @@ ONE_REQUEST = """
 import io, json, logging, os, sys, time
 import django
 django.setup()
+from django.core.servers.basehttp import get_internal_wsgi_application
+application = get_internal_wsgi_application()  # the side's WSGI_APPLICATION, as gunicorn's
 for handler in logging.getLogger().handlers:
     handler.setStream(open(os.devnull, "w"))
-from django.core.handlers.wsgi import WSGIHandler
-application = WSGIHandler()
 path, _, query = sys.argv[1].partition("?")
 environ = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": query,
            "SERVER_NAME": "localhost", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
@@ -491,11 +491,11 @@ def profile(path: str, repeat: int = 300) -> None:
     at INFO, to a discarded stream)."""
     import logging
 
-    from django.core.handlers.wsgi import WSGIHandler
+    from django.core.servers.basehttp import get_internal_wsgi_application
 
+    application = get_internal_wsgi_application()  # before: config.wsgi sets logging up
     for handler in logging.getLogger().handlers:
         handler.setStream(open(os.devnull, "w"))  # type: ignore[attr-defined]  # noqa: SIM115
-    application = WSGIHandler()
     environ = {
         "REQUEST_METHOD": "GET",
         "PATH_INFO": path,
