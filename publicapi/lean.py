@@ -30,7 +30,7 @@ is never under /api/v1/.
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, ItemsView
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -120,11 +120,26 @@ class _Headers(ResponseHeaders):
         item = self._store.get(key.lower())
         return default if item is None else item[1]
 
+    def items(self):
+        return _HeaderItems(self)
+
     def add_fixed(self, headers: tuple[_Header, ...]) -> None:
         """Headers from _fixed_headers, each unless the response has it (as the code that
         made them sets them): they passed Django's checks when they were made."""
         for key, item in headers:
             self._store.setdefault(key, item)
+
+
+class _HeaderItems(ItemsView):
+    """The (name, value) pairs as the store keeps them: Django's handler sends them, and
+    ItemsView would look each header up again by its lowercased name."""
+
+    def __init__(self, headers: _Headers):
+        super().__init__(headers)
+        self.pairs = headers._store.values()
+
+    def __iter__(self):
+        return iter(self.pairs)
 
 
 class _LeanResponse(HttpResponse):
