@@ -15,9 +15,20 @@ from django.dispatch import receiver
 
 
 def absolute_url(key: str, request) -> str:
-    url = storage_url(key)
     if request is None:
-        return url
+        return storage_url(key)
+    base = request.__dict__.get("_public_url_base")
+    if base is None:
+        prefix = _plain_prefix(storages["public"])
+        base = request._public_url_base = _absolute(prefix, request) if prefix else ""
+    if base and _PLAIN_KEY.match(key):
+        # The storage's prefix made absolute once per request, then each plain key after it:
+        # a detail's images have three URLs each (bench/public_api.py).
+        return base + key
+    return _absolute(storage_url(key), request)
+
+
+def _absolute(url: str, request) -> str:
     if url.startswith("/") and not url.startswith("//") and "/." not in url:
         # What build_absolute_uri makes of a plain path: the request's scheme and host before
         # it, taken once per request rather than parsed again for every image of a page.
@@ -35,7 +46,7 @@ def absolute_url(key: str, request) -> str:
 # to quote). Every key catalog.keys makes is one; a legacy key may not be.
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)*\Z")
 _PROBE = "probe/0.webp"
-_url_prefixes: dict[Storage, str | None] = {}  # None: this storage's URLs are not plain
+_url_prefixes: dict[Storage, str] = {}  # "": this storage's URLs are not plain
 
 
 def storage_url(key: str) -> str:
@@ -51,15 +62,21 @@ def storage_url(key: str) -> str:
     storage each time.
     """
     storage = storages["public"]
+    prefix = _plain_prefix(storage)
+    if prefix and _PLAIN_KEY.match(key):
+        return prefix + key
+    return storage.url(key)
+
+
+def _plain_prefix(storage: Storage) -> str:
+    """What `storage` puts before a plain key, or "" if its URLs are not plain."""
     try:
-        prefix = _url_prefixes[storage]
+        return _url_prefixes[storage]
     except KeyError:
         probe = storage.url(_PROBE)
         plain = probe.endswith(_PROBE) and "?" not in probe and "#" not in probe
-        prefix = _url_prefixes[storage] = probe[: -len(_PROBE)] if plain else None
-    if prefix is not None and _PLAIN_KEY.match(key):
-        return prefix + key
-    return storage.url(key)
+        prefix = _url_prefixes[storage] = probe[: -len(_PROBE)] if plain else ""
+        return prefix
 
 
 @receiver(setting_changed)

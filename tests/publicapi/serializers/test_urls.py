@@ -2,9 +2,11 @@
 without asking it for each one."""
 
 import re
+from urllib.parse import urlsplit
 
 import pytest
 from django.core.files.storage import storages
+from django.test import RequestFactory
 from hypothesis import given
 from hypothesis import settings as fuzz_settings
 from hypothesis import strategies as st
@@ -109,3 +111,43 @@ def test_a_changed_media_url_is_seen_at_once(settings):
 
     assert before == "/media/originals/ab/1.jpg"
     assert public.storage_url("originals/ab/1.jpg") == "https://cdn.example.com/originals/ab/1.jpg"
+
+
+def absolute_url_as_before(key, request):
+    """What an image URL is: the storage's, made absolute as build_absolute_uri makes it."""
+    url = storages["public"].url(key)
+    if url.startswith("/") and not url.startswith("//") and "/." not in url:
+        return request.build_absolute_uri("/")[:-1] + url
+    if urlsplit(url).netloc:
+        return url
+    return request.build_absolute_uri(url)
+
+
+@pytest.mark.parametrize(
+    "case", [*STORAGE_CASES, "relative media URL", "media URL with dots", "empty media URL"]
+)
+def test_absolute_image_urls_are_the_storages_made_absolute(settings, case):
+    media_urls = {
+        "relative media URL": "media/",
+        "media URL with dots": "/a/../media/",
+        "empty media URL": "",
+    }
+    backend, media_url = STORAGE_CASES.get(
+        case, ({"BACKEND": "django.core.files.storage.FileSystemStorage"}, media_urls.get(case))
+    )
+    settings.STORAGES = {**settings.STORAGES, "public": backend}
+    if media_url is not None:
+        settings.MEDIA_URL = media_url
+
+    @given(keys=st.lists(KEYS, min_size=1, max_size=4), secure=st.booleans())
+    @fuzz_settings(max_examples=100, deadline=None)
+    def same(keys, secure):
+        request = RequestFactory().get("/api/v1/runways/7/", secure=secure)
+        for key in keys:  # one request, several keys: what is kept per request
+            made = outcome(lambda k: public.absolute_url(k, request), key)
+            assert made == outcome(lambda k: absolute_url_as_before(k, request), key)
+
+    same()
+    plain = "renditions/0f1e/400.webp"
+    made = public.absolute_url(plain, RequestFactory().get("/api/v1/runways/7/"))
+    assert urlsplit(made).netloc and plain in made  # absolute, the host allowed
