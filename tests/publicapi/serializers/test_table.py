@@ -2,10 +2,14 @@
 DRF's field-by-field rendering of the same declared fields gives exactly the same JSON."""
 
 import json
+from types import SimpleNamespace
 
 import pytest
+from rest_framework import serializers
 
 from publicapi import serializers as public
+from publicapi.models import PublicRunway
+from publicapi.serializers.table import Column, Table
 from tests.publicapi.test_schema import published_archive
 
 pytestmark = pytest.mark.django_db
@@ -52,3 +56,27 @@ def test_times_render_the_same_both_ways_in_another_time_zone(client, drf_render
         assert (fast, same_bytes) == (slow, True), url
     shown = client.get(f"/api/v1/runways/{pk}/").json()["published_at"]
     assert shown.endswith(("+01:00", "+02:00")), shown
+
+
+def test_a_table_reads_attributes_renders_functions_and_keeps_the_column_order():
+    table = Table(
+        PublicRunway,
+        Column("title"),
+        Column("twice", render=lambda record, request: [record.title, request]),
+        Column("class", field=serializers.CharField(source="brand.name")),  # a keyword
+        Column("odd", field=serializers.IntegerField(source="not-a-name")),
+    )
+    record = SimpleNamespace(title="Fall", brand=SimpleNamespace(name="Acme"))
+    setattr(record, "not-a-name", 7)
+
+    rendered = table.render(record, "the request")
+
+    assert list(rendered) == ["title", "twice", "class", "odd"]
+    assert rendered == {
+        "title": "Fall",
+        "twice": ["Fall", "the request"],
+        "class": "Acme",
+        "odd": 7,
+    }
+    with pytest.raises(AttributeError):
+        table.render(SimpleNamespace(title="x"), None)
