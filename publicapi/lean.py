@@ -34,6 +34,7 @@ from collections.abc import Callable, ItemsView
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.handlers.exception import response_for_exception
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
@@ -222,7 +223,14 @@ class LeanReadMiddleware:
         if match is not None and request.method in _READS:
             route = _routes().get(match["prefix"])
             if route is not None:
-                response = self.serve(request, route, match["pk"])
+                try:
+                    response = self.serve(request, route, match["pk"])
+                except Exception as exc:
+                    # Django's 500 (logged, got_request_exception sent), as the layer around
+                    # this middleware would make it, with the security headers it had when
+                    # SecurityMiddleware stood outside.
+                    response = response_for_exception(request, exc)
+                    return self.security.process_response(request, response)
                 if response is not None:
                     return response
         return self.get_response(request)

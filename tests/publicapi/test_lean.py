@@ -244,6 +244,21 @@ def test_a_lean_responses_headers_answer_as_djangos(present, asked):
     assert len(leans.items()) == len(djangos.items())
 
 
+def test_an_error_in_the_lean_path_is_djangos_500_with_the_security_headers(archive, monkeypatch):
+    def broken(cls, pk):
+        raise RuntimeError("the database said something odd")
+
+    monkeypatch.setattr(lean.PublicRecordViewSet, "record", classmethod(broken))
+    client = Client(raise_request_exception=False)
+
+    response = client.get(f"/api/v1/runways/{archive[0][0].pk}/")
+
+    assert response.status_code == 500
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Referrer-Policy"] == settings.SECURE_REFERRER_POLICY
+    assert response["X-Request-ID"]
+
+
 def test_a_cors_preflight_is_the_full_paths(archive):
     url = f"/api/v1/runways/{archive[0][0].pk}/"
     lean_response, full_response = both(
