@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 RUNWAYS, STREET_SNAPS, BRANDS = "runways", "street-snaps", "brands"
-_RECORD = {"runway": "runway:{}", "street": "street-snap:{}"}
+RUNWAY_TAG, STREET_SNAP_TAG, BRAND_TAG = "runway:", "street-snap:", "brand:"  # + id or slug
+_RECORD = {"runway": RUNWAY_TAG, "street": STREET_SNAP_TAG}
 
 # Each of these takes a page's records at once (one loop, no call per record): a page of 50
 # runways named its 100 tags in a twentieth of its time in Python (docs/api.md).
@@ -24,19 +25,19 @@ def runways_tags(runways: Iterable[Mapping[str, Any]]) -> list[str]:
     """Each runway's tag, then its brand's, runway by runway."""
     tags = []
     for runway in runways:
-        tags.append(f"runway:{runway['id']}")
+        tags.append(f"{RUNWAY_TAG}{runway['id']}")
         brand = runway.get("brand")
         if brand and brand.get("slug"):
-            tags.append(f"brand:{brand['slug']}")
+            tags.append(f"{BRAND_TAG}{brand['slug']}")
     return tags
 
 
 def street_snaps_tags(snaps: Iterable[Mapping[str, Any]]) -> list[str]:
-    return [f"street-snap:{snap['id']}" for snap in snaps]
+    return [f"{STREET_SNAP_TAG}{snap['id']}" for snap in snaps]
 
 
 def brands_tags(brands: Iterable[Mapping[str, Any]]) -> list[str]:
-    return [f"brand:{brand['slug']}" for brand in brands]
+    return [f"{BRAND_TAG}{brand['slug']}" for brand in brands]
 
 
 def runway_tags(runway: Mapping[str, Any]) -> list[str]:
@@ -79,7 +80,7 @@ def response_tags(kind: str | None, action: str | None, data: Any) -> list[str]:
     if kind == "similar":
         # Images of other albums of either kind: which are public decides the list.
         shown = [
-            _RECORD[result["kind"]].format(result["record_id"])
+            f"{_RECORD[result['kind']]}{result['record_id']}"
             for result in data.get("results") or []
             if result.get("kind") in _RECORD
         ]

@@ -74,8 +74,8 @@ class Table:
 def _compiled(steps: list[tuple[str, str | None, Render | None]]) -> Callable[[Any, Any], dict]:
     """One function that returns the object's dict as a literal, each attribute read and each
     render function called in place: its source is made here from the columns, as dataclasses
-    make an __init__. A loop over the columns cost a record's rendering a seventh more
-    (docs/api.md); tests/publicapi/test_serializers.py compares every page with DRF's."""
+    make an __init__. A loop over the columns cost an image's rendering a tenth more
+    (docs/api.md); tests/publicapi/serializers/test_table.py compares every page with DRF's."""
     namespace: dict[str, Any] = {}
     entries = []
     for number, (name, path, render) in enumerate(steps):

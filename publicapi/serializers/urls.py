@@ -23,7 +23,7 @@ def absolute_url(key: str, request) -> str:
         base = request._public_url_base = _absolute(prefix, request) if prefix else ""
     if base and _PLAIN_KEY.match(key):
         # The storage's prefix made absolute once per request, then each plain key after it:
-        # a detail's images have three URLs each (bench/public_api.py).
+        # an image has up to three URLs (the original and its renditions).
         return base + key
     return _absolute(storage_url(key), request)
 

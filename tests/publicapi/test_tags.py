@@ -76,3 +76,18 @@ def test_a_header_names_each_tag_once_in_the_order_first_named():
         "runways",
         "brand:acme",
     ]
+
+
+def test_similar_images_name_both_kinds_and_each_album_shown():
+    results = [
+        {"kind": "runway", "record_id": 3},
+        {"kind": "street", "record_id": 5},
+        {"kind": "other", "record_id": 1},
+    ]
+
+    assert response_tags("similar", "list", {"results": results}) == [
+        "runways",
+        "street-snaps",
+        "runway:3",
+        "street-snap:5",
+    ]
