@@ -12,6 +12,9 @@ import os
 import re
 import time
 from contextvars import ContextVar
+from json.encoder import encode_basestring_ascii
+
+from pythonjsonlogger.json import JsonFormatter
 
 from ingest import joblog
 
@@ -82,6 +85,163 @@ class PlainFormatter(logging.Formatter):
         return "\n".join([line, *indented])
 
 
+# --- The request line, written directly ----------------------------------------------------
+# Through Python's logging the request line costs a public read more than anything else it
+# does besides the query (issue 24, docs/api.md): ~140k instructions, ~215k in JSON (the
+# caller's frame looked up, a record of twenty attributes, the formatter's general case). The
+# line is the same few fields every time, so where settings.LOGGING's console handler is the
+# only one in force, with its formatter as configured, RequestIdMiddleware writes the bytes
+# that handler would write, itself, under the handler's lock. Whether that holds is asked per
+# request, cheaply, and proved once per handler, formatter and filter by formatting a probe
+# both ways; anything else (a test's or Sentry's handler, another formatter, a record factory,
+# a job's ids in the context) goes through logging as before.
+
+_PROBE_TIME = 1_796_000_000.0625  # 2026-11-30, a time with milliseconds
+_PROBE_PATH = '/api/v1/runways/\n2026 "ä\u2028\x1b\\/'
+
+
+class _RequestLine:
+    """The request line of one console handler and its formatter, for as long as they stay."""
+
+    def __init__(self, handler: logging.StreamHandler, json_format: bool):
+        self.handler = handler
+        self.json_format = json_format
+        # (second, time zone) and its text, one tuple: threads read and replace it whole.
+        self._stamp: tuple[tuple, str] = ((), "")
+
+    def asctime(self, now: float) -> str:
+        """logging.Formatter.formatTime's text for `now`, the seconds made once per second
+        (and again when the time zone changes: time.tzset() makes a new time.tzname)."""
+        second = int(now)
+        key = (second, time.tzname)
+        known, stamp = self._stamp
+        if key != known:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+            self._stamp = (key, stamp)
+        return f"{stamp},{int((now - second) * 1000):03d}"
+
+    def text(
+        self, now: float, method: str, path: str, status: int, duration_ms: float, rid: str
+    ) -> str:
+        asctime = self.asctime(now)
+        if self.json_format:
+            encode = encode_basestring_ascii
+            return (
+                f'{{"time": "{asctime}", "level": "INFO", "logger": "{request_logger.name}", '
+                f'"message": {encode(f"{method} {path} {status}")}, "method": {encode(method)}, '
+                f'"path": {encode(path)}, "status": {status!r}, "duration_ms": {duration_ms!r}, '
+                f'"request_id": {encode(rid)}, "ingest_job_id": null, "rq_job_id": null}}'
+            )
+        return (
+            f"{asctime} INFO {request_logger.name} {escape_controls(f'{method} {path}')} "
+            f"{status} [request_id={escape_controls(rid)}]"
+        )
+
+    def write(self, method: str, path: str, status: int, duration_ms: float, rid: str) -> bool:
+        """Write the line; False if it could not be (logging then tries, and reports)."""
+        handler = self.handler
+        try:
+            text = self.text(time.time(), method, path, status, duration_ms, rid)
+            text += handler.terminator
+            with handler.lock:  # type: ignore[union-attr]  # a StreamHandler always has one
+                stream = handler.stream
+                stream.write(text)
+                if hasattr(stream, "flush"):
+                    stream.flush()
+        except RecursionError:
+            raise
+        except Exception:
+            return False
+        return True
+
+
+# What the direct line leaves out of logging: nothing of these may be replaced (Sentry's
+# logging integration, for one, hooks Logger.callHandlers).
+_LOGGING_PATH = (
+    (logging.Logger, "handle"),
+    (logging.Logger, "callHandlers"),
+    (logging.Handler, "handle"),
+    (logging.StreamHandler, "emit"),
+    (logging.StreamHandler, "flush"),
+)
+
+
+def _request_line_for(handler: logging.Handler) -> _RequestLine | None:
+    """The direct line for the handler, if it is the console handler as settings.LOGGING
+    makes it and its formatter writes what the direct line does (a probe, both ways)."""
+    formatter = handler.formatter
+    if (
+        type(handler) is not logging.StreamHandler
+        or type(request_logger) is not logging.Logger
+        or logging.getLogRecordFactory() is not logging.LogRecord
+        or any(getattr(cls, name).__module__ != "logging" for cls, name in _LOGGING_PATH)
+        or [type(f) for f in handler.filters] != [ContextFilter]
+        or type(formatter) not in (PlainFormatter, JsonFormatter)
+        or formatter.converter is not time.localtime  # type: ignore[union-attr]
+    ):
+        return None
+    line = _RequestLine(handler, json_format=type(formatter) is JsonFormatter)
+    fields = ("GET", _PROBE_PATH, 404, 12.5, "probe-1")
+    record = request_logger.makeRecord(
+        request_logger.name,
+        logging.INFO,
+        __file__,
+        0,
+        "%s %s %s",
+        fields[:3],
+        None,
+        extra=dict(zip(("method", "path", "status", "duration_ms"), fields, strict=False)),
+    )
+    record.created = _PROBE_TIME
+    record.msecs = int((_PROBE_TIME - int(_PROBE_TIME)) * 1000) + 0.0
+    token, no_job = request_id.set(fields[-1]), joblog.current.set(None)
+    try:
+        handler.filter(record)
+        expected = formatter.format(record)  # type: ignore[union-attr]
+    except Exception:
+        return None
+    finally:
+        joblog.current.reset(no_job)
+        request_id.reset(token)
+    return line if line.text(_PROBE_TIME, *fields) == expected else None
+
+
+_request_line: tuple[tuple, _RequestLine | None] = ((), None)
+
+
+def write_request_line(method: str, path: str, status: int, duration_ms: float, rid: str) -> bool:
+    """Write the request line directly if logging would write these very bytes (see above):
+    True if it was written. The caller has asked request_logger.isEnabledFor(INFO)."""
+    global _request_line
+    root = logging.root
+    handlers = root.handlers
+    if (
+        len(handlers) != 1
+        or request_logger.filters
+        or request_logger.disabled
+        or joblog.current.get() is not None
+    ):
+        return False
+    logger: logging.Logger | None = request_logger
+    while logger is not root:  # config.requests, and "config" if someone made that logger
+        if logger is None or logger.handlers or not logger.propagate:
+            return False
+        logger = logger.parent
+    handler = handlers[0]
+    key = (
+        handler,
+        handler.formatter,
+        handler.level,
+        logging.getLogRecordFactory(),
+        *handler.filters,
+    )
+    known, line = _request_line
+    if key != known:
+        line = _request_line_for(handler) if handler.level <= logging.INFO else None
+        _request_line = (key, line)
+    return line is not None and line.write(method, path, status, duration_ms, rid)
+
+
 # Asked every few seconds by every load balancer and orchestrator: a line for each answer
 # that says "fine" would bury the lines that matter. A failing probe is logged.
 _PROBES = frozenset({"/healthz", "/readyz"})
@@ -108,18 +268,21 @@ class RequestIdMiddleware:
             response["X-Request-ID"] = rid
             quiet = request.path in _PROBES and response.status_code < 400
             if not quiet and request_logger.isEnabledFor(logging.INFO):
-                request_logger.info(
-                    "%s %s %s",
-                    request.method,
-                    request.path,
-                    response.status_code,
-                    extra={
-                        "method": request.method,
-                        "path": request.path,
-                        "status": response.status_code,
-                        "duration_ms": round((time.perf_counter() - started) * 1000, 2),
-                    },
-                )
+                method, path, status = request.method, request.path, response.status_code
+                duration_ms = round((time.perf_counter() - started) * 1000, 2)
+                if not write_request_line(method, path, status, duration_ms, rid):
+                    request_logger.info(
+                        "%s %s %s",
+                        method,
+                        path,
+                        status,
+                        extra={
+                            "method": method,
+                            "path": path,
+                            "status": status,
+                            "duration_ms": duration_ms,
+                        },
+                    )
             return response
         finally:
             request_id.reset(token)

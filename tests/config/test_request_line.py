@@ -1,0 +1,295 @@
+"""The request line written directly (config.logs.write_request_line): the very bytes logging
+would write through settings.LOGGING's console handler, and logging itself whenever anything
+else is in force."""
+
+import io
+import logging
+import logging.config
+import os
+import re
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from django.conf import settings as django_settings
+from hypothesis import given
+from hypothesis import settings as fuzz_settings
+from hypothesis import strategies as st
+
+from config import logs
+from config.logs import ContextFilter, request_id, request_logger
+from ingest import joblog
+
+ROOT = Path(__file__).resolve().parents[2]
+FORMATS = ["plain", "json"]
+
+
+def console_formatter(name: str) -> logging.Formatter:
+    """The formatter settings.LOGGING makes under LOG_FORMAT=`name`, made the same way."""
+    config = dict(django_settings.LOGGING["formatters"][name])
+    return logging.config.DictConfigurator({}).configure_formatter(config)
+
+
+@contextmanager
+def console_only(name: str, stream=None):
+    """Root's handlers replaced by one console handler as settings.LOGGING makes it (pytest's
+    own capturing handlers set aside): the set-up the direct line is for. Yields the stream."""
+    stream = io.StringIO() if stream is None else stream
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(ContextFilter())
+    handler.setFormatter(console_formatter(name))
+    root = logging.getLogger()
+    kept, level = root.handlers[:], root.level
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    try:
+        yield stream
+    finally:
+        root.handlers[:] = kept
+        root.setLevel(level)
+
+
+def through_logging(formatter, now, method, path, status, duration_ms, rid) -> str:
+    """What the console handler's formatter writes for the line, as logging makes its record
+    (at the time `now`)."""
+    record = request_logger.makeRecord(
+        request_logger.name,
+        logging.INFO,
+        __file__,
+        1,
+        "%s %s %s",
+        (method, path, status),
+        None,
+        extra={"method": method, "path": path, "status": status, "duration_ms": duration_ms},
+    )
+    record.created = now
+    record.msecs = int((now - int(now)) * 1000) + 0.0  # as LogRecord does (Python 3.12)
+    token = request_id.set(rid)
+    try:
+        ContextFilter().filter(record)
+    finally:
+        request_id.reset(token)
+    return formatter.format(record)
+
+
+METHODS = st.sampled_from(["GET", "HEAD", "POST", "OPTIONS", "DELETE", "PROPFIND"])
+STATUSES = st.integers(min_value=100, max_value=599)
+DURATIONS = st.floats(min_value=0, max_value=1e6, allow_nan=False).map(lambda d: round(d, 2))
+REQUEST_IDS = st.from_regex(r"\A[A-Za-z0-9._:-]{1,128}\Z")
+# 1970 to 2100, to the microsecond
+TIMES = st.integers(min_value=0, max_value=4_102_444_800 * 10**6).map(lambda us: us / 10**6)
+
+
+@pytest.mark.parametrize("name", FORMATS)
+@fuzz_settings(max_examples=300, deadline=None)
+@given(
+    now=TIMES,
+    method=METHODS,
+    path=st.text(max_size=60).map(lambda text: "/" + text),
+    status=STATUSES,
+    duration_ms=DURATIONS,
+    rid=REQUEST_IDS,
+)
+def test_the_direct_line_is_what_the_console_formatter_writes(
+    name, now, method, path, status, duration_ms, rid
+):
+    formatter = console_formatter(name)
+    line = logs._RequestLine(logging.StreamHandler(io.StringIO()), json_format=name == "json")
+
+    direct = line.text(now, method, path, status, duration_ms, rid)
+
+    assert direct == through_logging(formatter, now, method, path, status, duration_ms, rid)
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_the_clock_turns_each_second_and_with_the_time_zone(name, monkeypatch):
+    formatter = console_formatter(name)
+    line = logs._RequestLine(logging.StreamHandler(io.StringIO()), json_format=name == "json")
+    second = 1_796_000_000
+    fields = ("GET", "/api/v1/runways/", 200, 1.5, "clock")
+
+    def same(now: float) -> None:
+        assert line.text(now, *fields) == through_logging(formatter, now, *fields)
+
+    try:
+        # given: a line written late in one second (the seconds' text is kept)
+        same(second + 0.999)
+        # then: the next second, and back, each have their own text
+        same(second + 1.0)
+        same(second + 0.5)
+        # when: the time zone changes (hours and minutes both differ from UTC's)
+        for zone in ("UTC", "Asia/Kolkata", "America/St_Johns"):
+            monkeypatch.setenv("TZ", zone)
+            time.tzset()
+            same(second + 0.25)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", FORMATS)
+def test_a_request_writes_its_line_directly_and_as_logging_would(client, name):
+    path = '/api/v1/runways/?page_size=2&x="ä'
+    with console_only(name) as stream, mock.patch.object(request_logger, "info") as info:
+        assert client.get(path, HTTP_X_REQUEST_ID="direct-1").status_code == 200
+    assert not info.called
+    [direct] = [line for line in stream.getvalue().splitlines() if "config.requests" in line]
+
+    # the same request with a second handler: logging writes the line
+    with console_only(name) as stream:
+        logging.getLogger().addHandler(logging.NullHandler())
+        assert client.get(path, HTTP_X_REQUEST_ID="direct-1").status_code == 200
+    [logged] = [line for line in stream.getvalue().splitlines() if "config.requests" in line]
+
+    def unclocked(line: str) -> str:  # the time and the duration differ, nothing else
+        line = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}", "T", line)
+        return re.sub(r'"duration_ms": [0-9.e+-]+', '"duration_ms": D', line)
+
+    assert unclocked(direct) == unclocked(logged)
+    assert "direct-1" in direct
+
+
+class Patched(logging.StreamHandler):
+    pass
+
+
+def _other_handler():
+    logging.getLogger().addHandler(logging.NullHandler())
+
+
+def _logger_filter():
+    request_logger.addFilter(lambda record: True)
+
+
+def _another_format():
+    handler = logging.getLogger().handlers[0]
+    handler.setFormatter(logs.PlainFormatter("%(levelname)s %(message)s"))
+
+
+def _subclassed_handler():
+    handler = logging.getLogger().handlers[0]
+    handler.__class__ = Patched
+
+
+def _second_filter():
+    logging.getLogger().handlers[0].addFilter(lambda record: True)
+
+
+def _record_factory():
+    logging.setLogRecordFactory(lambda *args, **kwargs: logging.LogRecord(*args, **kwargs))
+
+
+def _hooked_call_handlers():
+    original = logging.Logger.callHandlers
+
+    def hooked(self, record):  # as Sentry's logging integration hooks it
+        return original(self, record)
+
+    logging.Logger.callHandlers = hooked  # type: ignore[method-assign]
+
+
+def _a_job():
+    joblog.current.set(joblog.JobContext(ingest_job_id=7, rq_job_id="rq-7"))
+
+
+def _middle_logger():
+    # a logger between config.requests and root, with a handler of its own
+    logging.getLogger("config").addHandler(logging.NullHandler())
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "change",
+    [
+        _other_handler,
+        _logger_filter,
+        _another_format,
+        _subclassed_handler,
+        _second_filter,
+        _record_factory,
+        _hooked_call_handlers,
+        _a_job,
+        _middle_logger,
+    ],
+)
+def test_anything_else_in_force_goes_through_logging(client, change):
+    call_handlers, factory = logging.Logger.callHandlers, logging.getLogRecordFactory()
+    middle = logging.getLogger("config")
+    try:
+        with console_only("plain") as stream, mock.patch.object(request_logger, "info") as info:
+            token = joblog.current.set(None)
+            change()
+            client.get("/api/v1/brands/")
+            joblog.current.reset(token)
+    finally:
+        logging.Logger.callHandlers = call_handlers  # type: ignore[method-assign]
+        logging.setLogRecordFactory(factory)
+        request_logger.filters.clear()
+        middle.handlers.clear()  # the logger itself stays, as harmless as it was
+    assert info.called
+    assert "config.requests" not in stream.getvalue()
+
+
+@pytest.mark.django_db
+def test_the_direct_line_follows_the_handler_as_it_changes(client):
+    with console_only("plain") as stream:
+        client.get("/api/v1/brands/", HTTP_X_REQUEST_ID="one")
+        handler = logging.getLogger().handlers[0]
+        # a stream swapped (as a log rotation does) and the level raised, then lowered again
+        moved = io.StringIO()
+        handler.setStream(moved)
+        client.get("/api/v1/brands/", HTTP_X_REQUEST_ID="two")
+        handler.setLevel(logging.WARNING)
+        client.get("/api/v1/brands/", HTTP_X_REQUEST_ID="three")
+        handler.setLevel(logging.NOTSET)
+        client.get("/api/v1/brands/", HTTP_X_REQUEST_ID="four")
+
+    assert "request_id=one" in stream.getvalue() and "two" not in stream.getvalue()
+    written = moved.getvalue()
+    assert "request_id=two" in written and "request_id=four" in written
+    assert "three" not in written
+
+
+class Broken(io.StringIO):
+    def write(self, text):
+        raise OSError("the disk is full")
+
+
+@pytest.mark.django_db
+def test_a_write_that_fails_is_left_to_logging_which_reports_it(client, capsys):
+    with console_only("plain", Broken()), mock.patch.object(request_logger, "info") as info:
+        response = client.get("/api/v1/brands/")
+
+    assert response.status_code == 200
+    assert info.called  # logging tries again, and reports what it cannot write
+
+
+def test_a_process_set_up_by_settings_writes_the_line_directly():
+    """No test handlers: a process as gunicorn's worker sets it up, both formats."""
+    env = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG"}}
+    code = (
+        "import django; django.setup()\n"
+        "from django.test import Client\n"
+        "from config import logs\n"
+        "Client().get('/healthz?x', HTTP_X_REQUEST_ID='child-1', HTTP_HOST='localhost')\n"
+        "Client().get('/nothing', HTTP_X_REQUEST_ID='child-2', HTTP_HOST='localhost')\n"
+        "print(logs._request_line[1] is not None)\n"
+    )
+    for name in FORMATS:
+        result = subprocess.run(  # noqa: S603 - our own interpreter, fixed code
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env={**env, "DJANGO_SETTINGS_MODULE": "config.settings", "LOG_FORMAT": name},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        assert result.stdout.strip() == "True", (name, result.stderr[-2000:])
+        lines = [line for line in result.stderr.splitlines() if "config.requests" in line]
+        assert len(lines) == 1 and "child-2" in lines[0] and "/nothing" in lines[0], lines
