@@ -86,10 +86,10 @@ class PlainFormatter(logging.Formatter):
 
 
 # --- The request line, written directly ----------------------------------------------------
-# Through Python's logging the request line costs a public read more than anything else it
-# does besides the query (issue 24, docs/api.md): ~140k instructions, ~215k in JSON (the
-# caller's frame looked up, a record of twenty attributes, the formatter's general case). The
-# line is the same few fields every time, so where settings.LOGGING's console handler is the
+# Through Python's logging the request line was a public read's largest single cost after
+# the query (issue 24, docs/api.md): ~140k instructions, ~215k in JSON (the caller's frame
+# looked up, a record of twenty attributes, the formatter's general case). The line is the
+# same few fields every time, so where settings.LOGGING's console handler is the
 # only one in force, with its formatter as configured, RequestIdMiddleware writes the bytes
 # that handler would write, itself, under the handler's lock. Whether that holds is asked per
 # request, cheaply, and proved once per handler, formatter and filter by formatting a probe
