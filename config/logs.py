@@ -87,14 +87,14 @@ class PlainFormatter(logging.Formatter):
 
 # --- The request line, written directly ----------------------------------------------------
 # Through Python's logging the request line was a public read's largest single cost after
-# the query (issue 24, docs/api.md): ~140k instructions, ~215k in JSON (the caller's frame
+# the query (issue 24, docs/api.md): ~146k instructions, ~215k in JSON (the caller's frame
 # looked up, a record of twenty attributes, the formatter's general case). The line is the
-# same few fields every time, so where settings.LOGGING's console handler is the
-# only one in force, with its formatter as configured, RequestIdMiddleware writes the bytes
-# that handler would write, itself, under the handler's lock. Whether that holds is asked per
+# same few fields every time, so where settings.LOGGING's console handler is the only one in
+# force, with its formatter as configured, RequestIdMiddleware writes the bytes that handler
+# would write, itself, under the handler's lock. Whether that holds is asked per
 # request, cheaply, and proved once per handler, formatter and filter by formatting a probe
-# both ways; anything else (a test's or Sentry's handler, another formatter, a record factory,
-# a job's ids in the context) goes through logging as before.
+# both ways; anything else (a test's handler, Sentry's hook on logging, another formatter, a
+# record factory, a job's ids in the context) goes through logging as before.
 
 _PROBE_TIME = 1_796_000_000.0625  # 2026-11-30, a time with milliseconds
 _PROBE_PATH = '/api/v1/runways/\n2026 "ä\u2028\x1b\\/'
@@ -138,20 +138,24 @@ class _RequestLine:
         )
 
     def write(self, method: str, path: str, status: int, duration_ms: float, rid: str) -> bool:
-        """Write the line; False if it could not be (logging then tries, and reports)."""
+        """Write the line, or report why not as StreamHandler.emit would (on stderr): True.
+        Once the stream is touched the line may be in it, so logging must not write it again;
+        False (logging's turn) only if the text could not be made."""
         handler = self.handler
         try:
             text = self.text(time.time(), method, path, status, duration_ms, rid)
-            text += handler.terminator
+        except Exception:
+            return False
+        try:
             with handler.lock:  # type: ignore[union-attr]  # a StreamHandler always has one
                 stream = handler.stream
-                stream.write(text)
+                stream.write(text + handler.terminator)
                 if hasattr(stream, "flush"):
                     stream.flush()
         except RecursionError:
             raise
         except Exception:
-            return False
+            handler.handleError(_record(method, path, status, duration_ms))
         return True
 
 
@@ -166,6 +170,20 @@ _LOGGING_PATH = (
 )
 
 
+def _record(method: str, path: str, status: int, duration_ms: float) -> logging.LogRecord:
+    """The record logging makes of the request line (the caller adds its time and ids)."""
+    return request_logger.makeRecord(
+        request_logger.name,
+        logging.INFO,
+        __file__,
+        0,
+        "%s %s %s",
+        (method, path, status),
+        None,
+        extra={"method": method, "path": path, "status": status, "duration_ms": duration_ms},
+    )
+
+
 def _request_line_for(handler: logging.Handler) -> _RequestLine | None:
     """The direct line for the handler, if it is the console handler as settings.LOGGING
     makes it and its formatter writes what the direct line does (a probe, both ways)."""
@@ -178,32 +196,25 @@ def _request_line_for(handler: logging.Handler) -> _RequestLine | None:
         or [type(f) for f in handler.filters] != [ContextFilter]
         or type(formatter) not in (PlainFormatter, JsonFormatter)
         or formatter.converter is not time.localtime  # type: ignore[union-attr]
+        or logging.getLevelName(logging.INFO) != "INFO"
     ):
         return None
     line = _RequestLine(handler, json_format=type(formatter) is JsonFormatter)
-    fields = ("GET", _PROBE_PATH, 404, 12.5, "probe-1")
-    record = request_logger.makeRecord(
-        request_logger.name,
-        logging.INFO,
-        __file__,
-        0,
-        "%s %s %s",
-        fields[:3],
-        None,
-        extra=dict(zip(("method", "path", "status", "duration_ms"), fields, strict=False)),
-    )
+    method, path, status, duration_ms, rid = "GET", _PROBE_PATH, 404, 12.5, "probe-1"
+    record = _record(method, path, status, duration_ms)
     record.created = _PROBE_TIME
     record.msecs = int((_PROBE_TIME - int(_PROBE_TIME)) * 1000) + 0.0
-    token, no_job = request_id.set(fields[-1]), joblog.current.set(None)
+    token, no_job = request_id.set(rid), joblog.current.set(None)
     try:
         handler.filter(record)
         expected = formatter.format(record)  # type: ignore[union-attr]
+        written = line.text(_PROBE_TIME, method, path, status, duration_ms, rid)
     except Exception:
         return None
     finally:
         joblog.current.reset(no_job)
         request_id.reset(token)
-    return line if line.text(_PROBE_TIME, *fields) == expected else None
+    return line if written == expected else None
 
 
 _request_line: tuple[tuple, _RequestLine | None] = ((), None)
@@ -211,12 +222,14 @@ _request_line: tuple[tuple, _RequestLine | None] = ((), None)
 
 def write_request_line(method: str, path: str, status: int, duration_ms: float, rid: str) -> bool:
     """Write the request line directly if logging would write these very bytes (see above):
-    True if it was written. The caller has asked request_logger.isEnabledFor(INFO)."""
+    True if it was written (or its failure reported), False if logging is to write it. The
+    caller has asked request_logger.isEnabledFor(INFO)."""
     global _request_line
     root = logging.root
     handlers = root.handlers
     if (
         len(handlers) != 1
+        or type(status) is not int  # an IntEnum's repr is not its number
         or request_logger.filters
         or request_logger.disabled
         or joblog.current.get() is not None
@@ -228,11 +241,16 @@ def write_request_line(method: str, path: str, status: int, duration_ms: float, 
             return False
         logger = logger.parent
     handler = handlers[0]
+    # Whatever _request_line_for judged by that can change after a first request: a hook set
+    # late (an APM agent's, sentry_sdk.init's), a level renamed, a handler's class swapped.
     key = (
         handler,
+        type(handler),
         handler.formatter,
         handler.level,
         logging.getLogRecordFactory(),
+        logging.getLevelName(logging.INFO),
+        *(getattr(cls, name) for cls, name in _LOGGING_PATH),
         *handler.filters,
     )
     known, line = _request_line

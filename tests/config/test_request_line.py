@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
+from http import HTTPStatus
 from pathlib import Path
 from unittest import mock
 
@@ -133,17 +134,24 @@ def test_the_clock_turns_each_second_and_with_the_time_zone(name, monkeypatch):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", FORMATS)
-def test_a_request_writes_its_line_directly_and_as_logging_would(client, name):
-    path = '/api/v1/runways/?page_size=2&x="ä'
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("/api/v1/runways/?page_size=2", 200),
+        # a quote, a letter past ASCII, a line break, ESC and a line separator in the path
+        ("/api/v1/runways/%22%C3%A4%0A%1B%E2%80%A8/", 404),
+    ],
+)
+def test_a_request_writes_its_line_directly_and_as_logging_would(client, name, path, status):
     with console_only(name) as stream, mock.patch.object(request_logger, "info") as info:
-        assert client.get(path, HTTP_X_REQUEST_ID="direct-1").status_code == 200
+        assert client.get(path, HTTP_X_REQUEST_ID="direct-1").status_code == status
     assert not info.called
     [direct] = [line for line in stream.getvalue().splitlines() if "config.requests" in line]
 
     # the same request with a second handler: logging writes the line
     with console_only(name) as stream:
         logging.getLogger().addHandler(logging.NullHandler())
-        assert client.get(path, HTTP_X_REQUEST_ID="direct-1").status_code == 200
+        assert client.get(path, HTTP_X_REQUEST_ID="direct-1").status_code == status
     [logged] = [line for line in stream.getvalue().splitlines() if "config.requests" in line]
 
     def unclocked(line: str) -> str:  # the time and the duration differ, nothing else
@@ -235,9 +243,13 @@ def test_anything_else_in_force_goes_through_logging(client, change):
     assert "config.requests" not in stream.getvalue()
 
 
+WRITE = logs._RequestLine.write
+
+
 @pytest.mark.django_db
 def test_the_direct_line_follows_the_handler_as_it_changes(client):
-    with console_only("plain") as stream:
+    direct = mock.patch.object(logs._RequestLine, "write", autospec=True, side_effect=WRITE)
+    with console_only("plain") as stream, direct as written_directly:
         client.get("/api/v1/brands/", HTTP_X_REQUEST_ID="one")
         handler = logging.getLogger().handlers[0]
         # a stream swapped (as a log rotation does) and the level raised, then lowered again
@@ -253,43 +265,89 @@ def test_the_direct_line_follows_the_handler_as_it_changes(client):
     written = moved.getvalue()
     assert "request_id=two" in written and "request_id=four" in written
     assert "three" not in written
-
-
-class Broken(io.StringIO):
-    def write(self, text):
-        raise OSError("the disk is full")
+    assert [call.args[-1] for call in written_directly.call_args_list] == ["one", "two", "four"]
 
 
 @pytest.mark.django_db
-def test_a_write_that_fails_is_left_to_logging(client):
-    with console_only("plain", Broken()), mock.patch.object(request_logger, "info") as info:
-        response = client.get("/api/v1/brands/")
+@pytest.mark.parametrize("change", [_hooked_call_handlers, _subclassed_handler])
+def test_a_change_after_the_first_request_is_noticed(client, change):
+    call_handlers = logging.Logger.callHandlers
+    try:
+        with console_only("plain") as stream, mock.patch.object(request_logger, "info") as info:
+            client.get("/api/v1/brands/", HTTP_X_REQUEST_ID="before")
+            assert not info.called and "request_id=before" in stream.getvalue()
+            change()  # e.g. sentry_sdk.init() called late
+            client.get("/api/v1/brands/", HTTP_X_REQUEST_ID="after")
+    finally:
+        logging.Logger.callHandlers = call_handlers  # type: ignore[method-assign]
+    assert info.called and "after" not in stream.getvalue()
+
+
+@pytest.mark.django_db
+def test_a_status_that_is_an_enum_goes_through_logging():
+    with console_only("json") as stream:
+        assert not logs.write_request_line("GET", "/x", HTTPStatus.NOT_FOUND, 1.0, "enum")
+        assert logs.write_request_line("GET", "/x", 404, 1.0, "number")
+    assert '"status": 404' in stream.getvalue()
+
+
+class Full(io.StringIO):
+    """A stream that takes the text, then fails to flush it (a full, non-blocking pipe)."""
+
+    def flush(self):
+        raise BlockingIOError("the pipe is full")
+
+
+@pytest.mark.django_db
+def test_a_write_that_fails_is_reported_as_logging_would_and_not_written_twice(client, capsys):
+    with console_only("plain", Full()) as stream:
+        response = client.get("/api/v1/brands/", HTTP_X_REQUEST_ID="full-1")
 
     assert response.status_code == 200
-    assert info.called  # logging tries again, and reports on stderr what it cannot write
+    lines = [line for line in stream.getvalue().splitlines() if "config.requests" in line]
+    assert len(lines) == 1 and "request_id=full-1" in lines[0]
+    reported = capsys.readouterr().err
+    assert "--- Logging error ---" in reported and "BlockingIOError" in reported
 
 
-def test_a_process_set_up_by_settings_writes_the_line_directly():
-    """No test handlers: a process as gunicorn's worker sets it up, both formats."""
+# Requests through config.wsgi's application, as gunicorn's worker serves them: what the
+# process's logging is then, with nothing of the tests' own.
+CHILD = """
+import io
+from config.wsgi import application
+from config import logs
+
+def get(path, rid):
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": "",
+               "SERVER_NAME": "localhost", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
+               "HTTP_HOST": "localhost", "HTTP_X_REQUEST_ID": rid, "REMOTE_ADDR": "127.0.0.1",
+               "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO()}
+    b"".join(application(environ, lambda *args: None))
+
+get("/healthz", "child-1")
+get("/nothing", "child-2")
+print(logs._request_line[1] is not None)
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "sentry", "direct"),
+    [("plain", False, True), ("json", False, True), ("json", True, False)],
+)
+def test_a_process_set_up_by_settings_writes_the_line_directly(name, sentry, direct):
     env = {k: v for k, v in os.environ.items() if k in {"PATH", "HOME", "LANG"}}
-    code = (
-        "import django; django.setup()\n"
-        "from django.test import Client\n"
-        "from config import logs\n"
-        "Client().get('/healthz?x', HTTP_X_REQUEST_ID='child-1', HTTP_HOST='localhost')\n"
-        "Client().get('/nothing', HTTP_X_REQUEST_ID='child-2', HTTP_HOST='localhost')\n"
-        "print(logs._request_line[1] is not None)\n"
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", LOG_FORMAT=name)
+    if sentry:  # Sentry's logging integration hooks Logger.callHandlers: logging's turn
+        env["SENTRY_DSN"] = "http://public@127.0.0.1:9/1"  # nothing is sent: no error
+    result = subprocess.run(  # noqa: S603 - our own interpreter, fixed code
+        [sys.executable, "-c", CHILD],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
-    for name in FORMATS:
-        result = subprocess.run(  # noqa: S603 - our own interpreter, fixed code
-            [sys.executable, "-c", code],
-            cwd=ROOT,
-            env={**env, "DJANGO_SETTINGS_MODULE": "config.settings", "LOG_FORMAT": name},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=True,
-        )
-        assert result.stdout.strip() == "True", (name, result.stderr[-2000:])
-        lines = [line for line in result.stderr.splitlines() if "config.requests" in line]
-        assert len(lines) == 1 and "child-2" in lines[0] and "/nothing" in lines[0], lines
+    assert result.stdout.strip() == str(direct), result.stderr[-2000:]
+    lines = [line for line in result.stderr.splitlines() if "config.requests" in line]
+    assert len(lines) == 1 and "child-2" in lines[0] and "/nothing" in lines[0], lines
