@@ -215,7 +215,6 @@ class LeanReadMiddleware:
         self.security = SecurityMiddleware(get_response)
         self.common = CommonMiddleware(get_response)
         self.csrf = CsrfViewMiddleware(get_response)
-        self.xframe = XFrameOptionsMiddleware(get_response)
         self.conditional = PublicConditionalGetMiddleware(get_response)
 
     def __call__(self, request):
@@ -301,7 +300,7 @@ class LeanReadMiddleware:
             fresh.headers.add_fixed(fixed.after_etag)
         else:  # Django's 304, which has headers of its own: their code, not the copies
             set_cors_headers(request, response)
-            response = self.xframe.process_response(request, response)
+            response = _XFRAME.process_response(request, response)
         if csrf:
             response = self.csrf.process_response(request, response)
         response = self.common.process_response(request, response)

@@ -40,18 +40,6 @@ def brands_tags(brands: Iterable[Mapping[str, Any]]) -> list[str]:
     return [f"{BRAND_TAG}{brand['slug']}" for brand in brands]
 
 
-def runway_tags(runway: Mapping[str, Any]) -> list[str]:
-    return runways_tags([runway])
-
-
-def street_snap_tags(snap: Mapping[str, Any]) -> list[str]:
-    return street_snaps_tags([snap])
-
-
-def brand_tags(brand: Mapping[str, Any]) -> list[str]:
-    return brands_tags([brand])
-
-
 def response_tags(kind: str | None, action: str | None, data: Any) -> list[str]:
     """The tags of a successful response of a view of ``kind`` (its ``cache_kind``) and
     ``action`` (a viewset's list, retrieve, list_facets), from the JSON it sends."""
@@ -66,7 +54,7 @@ def response_tags(kind: str | None, action: str | None, data: Any) -> list[str]:
         return [kind_tag, *tags_of(data.get("results") or [])]
     if kind == "brand":
         if action == "retrieve":
-            return [*brand_tags(data), RUNWAYS, *runways_tags(data.get("runways") or [])]
+            return [*brands_tags([data]), RUNWAYS, *runways_tags(data.get("runways") or [])]
         return [BRANDS, RUNWAYS, *brands_tags(data.get("results") or [])]
     if kind == "index":
         return [

@@ -58,6 +58,23 @@ def json_log_lines():
         root.setLevel(level)
 
 
+def wsgi_environ(host: str = "localhost", path: str = "/api/v1/runways/", **headers) -> dict:
+    """The WSGI environ of a plain GET, as gunicorn hands it to config.wsgi's application."""
+    return {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": path,
+        "QUERY_STRING": "",
+        "SERVER_NAME": "localhost",
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_HOST": host,
+        "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(),
+        **headers,
+    }
+
+
 def descendants(pid: int) -> list[int]:
     """Child processes of ``pid``, grandchildren included (from /proc; Linux)."""
     children: dict[int, list[int]] = {}

@@ -26,9 +26,9 @@ from tests.visibility_support import album, keys_of
 def test_catalog_and_the_api_name_the_same_tags():
     assert edge.KIND_TAGS == {"runway": public_tags.RUNWAYS, "street": public_tags.STREET_SNAPS}
     assert edge.BRANDS_TAG == public_tags.BRANDS
-    assert edge.record_tags("runway", 12)[0] == public_tags.runway_tags({"id": 12})[0]
-    assert edge.record_tags("street", 5)[0] == public_tags.street_snap_tags({"id": 5})[0]
-    assert edge.brand_tags("acme")[0] == public_tags.brand_tags({"slug": "acme"})[0]
+    assert edge.record_tags("runway", 12)[0] == public_tags.runways_tags([{"id": 12}])[0]
+    assert edge.record_tags("street", 5)[0] == public_tags.street_snaps_tags([{"id": 5}])[0]
+    assert edge.brand_tags("acme")[0] == public_tags.brands_tags([{"slug": "acme"}])[0]
 
 
 def test_a_tag_pattern_matches_whole_tags_only():

@@ -1,8 +1,6 @@
 """The project's WSGI handler (config.handler, served by config.wsgi): Django's, with the
 request's host validated once."""
 
-import io
-
 import pytest
 from django.core.exceptions import DisallowedHost
 from django.core.signals import request_finished, request_started
@@ -11,21 +9,7 @@ from django.http import request as django_request
 
 from config.handler import ArchiveRequest, ArchiveWSGIHandler
 from tests.factories import RunwayFactory
-
-
-def environ(host: str, path: str = "/api/v1/runways/") -> dict:
-    return {
-        "REQUEST_METHOD": "GET",
-        "PATH_INFO": path,
-        "QUERY_STRING": "",
-        "SERVER_NAME": "localhost",
-        "SERVER_PORT": "80",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "HTTP_HOST": host,
-        "REMOTE_ADDR": "127.0.0.1",
-        "wsgi.url_scheme": "http",
-        "wsgi.input": io.BytesIO(),
-    }
+from tests.support import wsgi_environ as environ
 
 
 @pytest.fixture

@@ -55,18 +55,10 @@ def console_only(name: str, stream=None):
 
 
 def through_logging(formatter, now, method, path, status, duration_ms, rid) -> str:
-    """What the console handler's formatter writes for the line, as logging makes its record
-    (at the time `now`)."""
-    record = request_logger.makeRecord(
-        request_logger.name,
-        logging.INFO,
-        __file__,
-        1,
-        "%s %s %s",
-        (method, path, status),
-        None,
-        extra={"method": method, "path": path, "status": status, "duration_ms": duration_ms},
-    )
+    """What the console handler's formatter writes for the line at the time `now`, from the
+    record logging makes of it (config.logs._record, the probe's: the requests below hold the
+    direct line to request_logger.info's as well)."""
+    record = logs._record(method, path, status, duration_ms)
     record.created = now
     record.msecs = int((now - int(now)) * 1000) + 0.0  # as LogRecord does (Python 3.12)
     token = request_id.set(rid)
@@ -313,15 +305,12 @@ def test_a_write_that_fails_is_reported_as_logging_would_and_not_written_twice(c
 # Requests through config.wsgi's application, as gunicorn's worker serves them: what the
 # process's logging is then, with nothing of the tests' own.
 CHILD = """
-import io
 from config.wsgi import application
 from config import logs
+from tests.support import wsgi_environ
 
 def get(path, rid):
-    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": "",
-               "SERVER_NAME": "localhost", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
-               "HTTP_HOST": "localhost", "HTTP_X_REQUEST_ID": rid, "REMOTE_ADDR": "127.0.0.1",
-               "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO()}
+    environ = wsgi_environ(path=path, HTTP_X_REQUEST_ID=rid)
     b"".join(application(environ, lambda *args: None))
 
 get("/healthz", "child-1")
