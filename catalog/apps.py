@@ -42,4 +42,5 @@ def _brand_changed(sender, instance, created: bool = False, **kwargs) -> None:
         slugs = [
             Brand.objects.filter(pk=instance.brand_id).values_list("slug", flat=True).first() or ""
         ]
+    # A brand's public pages are its runways' pages, which carry its tag: nothing to move.
     media_change_note(kind="brand", record_id=None, tags=edge.brand_tags(*slugs))

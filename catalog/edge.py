@@ -1,19 +1,28 @@
 """Purging the edge: the shared caches (Varnish, a CDN) in front of the public API and images.
 
-Public API responses carry cache tags (`Surrogate-Key`, set by publicapi): the records they
-show, the brands, and a tag per kind for everything that depends on which records of that kind
-are public (lists, facets, search, similar images, brands, the index). A change purges the
-tags :func:`record_tags` names and the URLs of the image objects whose visibility it changed;
-catalog.visibility runs it after the change committed and after the bytes moved.
+Every cached response names what it shows in its cache tags (`Surrogate-Key`): public API
+responses the records and brands they show (publicapi writes them), image responses their
+object's tag and the tags of the albums that show it (config/media.py). So a purge names what
+changed, never the pages or URLs that showed it: withdrawing an album purges its record tag,
+which drops its detail, every list, search or index page that listed it, and every image of
+it, whatever the URL's spelling or query string. A new publication purges nothing that lists
+it: lists reach it when their short `s-maxage` runs out (the edge keeps serving the old page
+meanwhile, in grace, and fetches the new one behind it: docs/operations.md, "The edge").
+
+The tag words (publicapi writes the same words on its responses; tests/catalog/test_edge.py
+checks both against a real Varnish): ``runway:<id>``, ``street-snap:<id>``, ``brand:<slug>``,
+``image:<sha1>``. A tag is sent as it is when it is made of URL-safe characters, percent-encoded
+otherwise (:func:`encode_tag`): a header of tags is split on spaces.
 
 Two backends, off by default (EDGE_PURGE_BACKEND):
 
-- ``http``: every cache in EDGE_PURGE_URLS gets one ``BAN`` request per batch, carrying a
-  regular expression over the tags (``X-Ban-Tags``) and one over the image paths
-  (``X-Ban-Paths``); config/varnish.vcl turns them into bans. Bans, not PURGE: a purge drops
-  one URL, and a tag names every list page that showed a record, whatever its query string.
-- ``cloudfront``: one invalidation per batch (CreateInvalidation): CloudFront has no tags, so
-  a kind's tag becomes the path patterns of that kind's endpoints, and images their paths.
+- ``http``: every cache in EDGE_PURGE_URLS gets ``PURGE`` requests whose ``xkey-purge`` header
+  lists the tags (config/varnish.vcl hands them to varnish-modules' xkey, which drops every
+  object carrying one of them and answers how many); as many requests as the header's size
+  needs. A cache that does not confirm the purge (``X-Purged``) is an error.
+- ``cloudfront``: one invalidation per batch (CreateInvalidation): CloudFront has no tags, so a
+  record's or brand's tag becomes the paths of the endpoints that may show it, and an album's
+  images their path prefixes.
 
 Every error is a :class:`PurgeError`: the caller keeps the change and tries again.
 """
@@ -26,29 +35,24 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterable, Sequence
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from django.conf import settings
 
+from catalog.storage import IMAGE_PREFIX, RENDITION_PREFIX, sha1_of_rendition_key
+
 logger = logging.getLogger(__name__)
 
-# The tag names; publicapi writes the same words on its responses (tests/catalog/test_edge.py
-# checks both against a real Varnish).
-KIND_TAGS = {"runway": "runways", "street": "street-snaps"}
 RECORD_TAG = {"runway": "runway:{id}", "street": "street-snap:{id}"}
 BRAND_TAG = "brand:{slug}"
-BRANDS_TAG = "brands"
+IMAGE_TAG = "image:{sha1}"
 
-# CloudFront paths per tag prefix: a kind's change drops its endpoints and those that
-# depend on it (the index, brands, similar images).
-_API = "/api/v1/"
-_CLOUDFRONT_PATHS = {
-    "runway": ["runways*", "runway-images*", "index*", "brands*"],
-    "street": ["street-snaps*", "street-snap-images*", "index*"],
-    "brand": ["brands*", "runways*", "index*"],
-}
 # Varnish refuses request headers past 8 KB by default (http_req_hdr_len).
 _HEADER_MAX = 6000
+# A CloudFront purge naming more image paths than this invalidates the whole media prefix:
+# beyond the free thousand paths a month, each path is billed.
+_CLOUDFRONT_IMAGE_PATHS_MAX = 1000
+_SAFE = re.compile(r"[A-Za-z0-9:._~-]+")
 
 
 class PurgeError(Exception):
@@ -56,117 +60,163 @@ class PurgeError(Exception):
 
 
 def record_tags(kind: str, record_id: int) -> list[str]:
-    """What a change of a record purges: its own tag (its detail, and every page showing it)
-    and its kind's (every page that depends on which records of the kind are public)."""
-    return [RECORD_TAG[kind].format(id=record_id), KIND_TAGS[kind]]
+    """What a change of a record purges: its own tag (its detail, every page that listed it,
+    its images)."""
+    return [RECORD_TAG[kind].format(id=record_id)]
 
 
 def brand_tags(*slugs: str) -> list[str]:
-    """What a change of a brand purges (its slug before and after an edit): its page and
-    every runway page that shows its name; the lists of brands and runways, and the index."""
-    return [
-        *(BRAND_TAG.format(slug=slug) for slug in slugs if slug),
-        BRANDS_TAG,
-        KIND_TAGS["runway"],
-    ]
+    """What a change of a brand purges (its slug before and after an edit): its page and every
+    page showing its name."""
+    return [BRAND_TAG.format(slug=slug) for slug in slugs if slug]
+
+
+def image_tag(key: str) -> str:
+    """The tag of an image object and of every rendition of it: by the sha1 of its bytes when
+    the key says it (every key ingest makes), else by the key itself (a legacy key)."""
+    sha1 = sha1_of_rendition_key(key) or _sha1_of_original_key(key)
+    return IMAGE_TAG.format(sha1=sha1 or key)
+
+
+def image_tags(keys: Iterable[str]) -> list[str]:
+    return sorted({image_tag(key) for key in keys})
+
+
+def _sha1_of_original_key(key: str) -> str | None:
+    parts = key.split("/")
+    if len(parts) != 3 or parts[0] != IMAGE_PREFIX:
+        return None
+    sha1 = parts[2].partition(".")[0]
+    if len(sha1) != 40 or any(c not in "0123456789abcdef" for c in sha1) or parts[1] != sha1[:2]:
+        return None
+    return sha1
+
+
+def encode_tag(tag: str) -> str:
+    """``tag`` as one token of a tags header: as it is when URL-safe, else percent-encoded
+    (UTF-8), so a slug with a space or a letter outside Latin-1 is still one tag."""
+    if _SAFE.fullmatch(tag):
+        return tag
+    return quote(tag, safe=":._~-")
+
+
+def tags_header(tags: Iterable[str]) -> str:
+    """The tags once each, in the order first named, encoded, space-separated."""
+    return " ".join(dict.fromkeys(encode_tag(tag) for tag in tags))
 
 
 def purge_enabled() -> bool:
     return bool(settings.EDGE_PURGE_BACKEND)
 
 
-def edge_purge(*, tags: Iterable[str], urls: Iterable[str]) -> None:
-    """Drop every cached response tagged with one of ``tags`` and the images at ``urls``,
-    from every cache of the configured backend; nothing when purging is off."""
-    tags, paths = sorted(set(tags)), sorted({_path(url) for url in urls})
+def edge_purge(*, tags: Iterable[str]) -> None:
+    """Drop every cached response carrying one of ``tags``, from every cache of the configured
+    backend; nothing when purging is off."""
+    tags = sorted(set(tags))
     backend = settings.EDGE_PURGE_BACKEND
-    if not backend or not (tags or paths):
+    if not backend or not tags:
         return
     if backend == "http":
-        _http_purge(tags, paths)
+        _http_purge(tags)
     elif backend == "cloudfront":
-        _cloudfront_purge(tags, paths)
+        _cloudfront_purge(tags)
     else:
         raise PurgeError(f"unknown EDGE_PURGE_BACKEND {backend!r}")
-    logger.info("edge purged: %s tag(s), %s image path(s)", len(tags), len(paths))
+    logger.info("edge purged: %s tag(s)", len(tags))
 
 
-def _path(url: str) -> str:
-    return urlsplit(url).path or "/"
+# --- HTTP: xkey purges of Varnish-like caches -------------------------------------------------
 
 
-# --- HTTP: BAN requests to Varnish-like caches -----------------------------------------------
-
-
-def tags_pattern(tags: Sequence[str]) -> str:
-    """The regular expression matching a Surrogate-Key header that holds one of ``tags``."""
-    return r"(^|\s)(" + "|".join(re.escape(tag) for tag in tags) + r")(\s|$)"
-
-
-def paths_pattern(paths: Sequence[str]) -> str:
-    """The regular expression matching a URL (query string or not) at one of ``paths``."""
-    return r"^(" + "|".join(re.escape(path) for path in paths) + r")(\?.*)?$"
-
-
-def _chunks(items: Sequence[str], pattern) -> list[list[str]]:
-    chunks: list[list[str]] = []
-    for item in items:
-        if chunks and len(pattern([*chunks[-1], item])) <= _HEADER_MAX:
-            chunks[-1].append(item)
+def tag_chunks(tags: Sequence[str]) -> list[str]:
+    """The ``xkey-purge`` header values for ``tags``: each under the caches' header limit."""
+    chunks: list[str] = []
+    for tag in (encode_tag(tag) for tag in tags):
+        if chunks and len(chunks[-1]) + 1 + len(tag) <= _HEADER_MAX:
+            chunks[-1] += " " + tag
         else:
-            chunks.append([item])
+            chunks.append(tag)
     return chunks
 
 
-def _http_purge(tags: list[str], paths: list[str]) -> None:
+def _http_purge(tags: list[str]) -> None:
     if not settings.EDGE_PURGE_URLS:
         raise PurgeError("EDGE_PURGE_BACKEND is http but EDGE_PURGE_URLS is empty")
-    requests_headers = [
-        {"X-Ban-Tags": tags_pattern(chunk)} for chunk in _chunks(tags, tags_pattern)
-    ]
-    requests_headers += [
-        {"X-Ban-Paths": paths_pattern(chunk)} for chunk in _chunks(paths, paths_pattern)
-    ]
+    chunks = tag_chunks(tags)
     for base in settings.EDGE_PURGE_URLS:
         if urlsplit(base).scheme not in ("http", "https"):
             raise PurgeError(f"EDGE_PURGE_URLS: {base!r} is not an http(s) URL")
-        for headers in requests_headers:
-            request = urllib.request.Request(base, method="BAN", headers=headers)  # noqa: S310 - checked above
+        for chunk in chunks:
+            request = urllib.request.Request(  # noqa: S310 - checked above
+                base, method="PURGE", headers={"xkey-purge": chunk}
+            )
             try:
                 with urllib.request.urlopen(request, timeout=settings.EDGE_PURGE_TIMEOUT) as answer:  # noqa: S310
                     answer.read()
+                    confirmed = answer.headers.get("X-Purged")
             except urllib.error.HTTPError as exc:
-                raise PurgeError(f"BAN {base}: HTTP {exc.code} {exc.reason}") from exc
+                raise PurgeError(f"PURGE {base}: HTTP {exc.code} {exc.reason}") from exc
             except (OSError, urllib.error.URLError) as exc:
-                raise PurgeError(f"BAN {base}: {exc}") from exc
+                raise PurgeError(f"PURGE {base}: {exc}") from exc
+            if confirmed is None or not confirmed.isdigit():
+                # A cache without the project's VCL answers 200 to anything it passes on.
+                raise PurgeError(
+                    f"PURGE {base}: the cache did not confirm it (no X-Purged header): is it "
+                    "running config/varnish.vcl with varnish-modules' xkey?"
+                )
 
 
 # --- CloudFront: invalidations ----------------------------------------------------------------
 
+_API = "/api/v1/"
+# The endpoints a record's or brand's tag may have been cached under.
+_CLOUDFRONT_PATHS = {
+    "runway": ["runways*", "runway-images*", "street-snap-images*", "index*", "brands*"],
+    "street-snap": ["street-snaps*", "street-snap-images*", "runway-images*", "index*"],
+    "brand": ["brands*", "runways*", "index*"],
+}
 
-def cloudfront_paths(tags: Sequence[str], paths: Sequence[str]) -> list[str]:
-    """The invalidation paths of a purge: image paths as they are, each tag as the path
-    patterns of the endpoints it stands for."""
+
+def cloudfront_paths(tags: Sequence[str]) -> list[str]:
+    """The invalidation paths of a purge: each record's and brand's tag as the endpoints that
+    may show it, and the path prefixes of the images of each record (every image of the
+    media prefix when there are too many)."""
+    from catalog.models import RECORD_MODELS
+
     found: dict[str, None] = {}
+    images: set[str] = set()
+    by_kind = {template.partition(":")[0]: kind for kind, template in RECORD_TAG.items()}
     for tag in tags:
-        prefix = tag.partition(":")[0]
-        kind = {"runways": "runway", "street-snaps": "street", "street-snap": "street"}.get(
-            prefix, prefix.removesuffix("s")
-        )
-        for pattern in _CLOUDFRONT_PATHS.get(kind, ["*"]):
+        prefix, _, value = tag.partition(":")
+        for pattern in _CLOUDFRONT_PATHS.get(prefix, []):
             found[_API + pattern] = None
-    for path in paths:
-        found[path] = None
-    return list(found)
+        if prefix == "image":
+            images.add(value)
+        elif prefix in by_kind and value.isdigit():
+            image_model = RECORD_MODELS[by_kind[prefix]].image_model()
+            rows = image_model.objects.filter(**{f"{image_model.record_field}_id": int(value)})
+            images.update(sha1 for sha1 in rows.values_list("sha1", flat=True) if sha1)
+    media = settings.MEDIA_URL if settings.MEDIA_URL.startswith("/") else "/media/"
+    image_paths = [
+        path
+        for sha1 in sorted(images)
+        for path in (
+            f"{media}{IMAGE_PREFIX}/{sha1[:2]}/{sha1}*",
+            f"{media}{RENDITION_PREFIX}/{sha1[:2]}/{sha1}/*",
+        )
+    ]
+    if len(image_paths) > _CLOUDFRONT_IMAGE_PATHS_MAX:
+        image_paths = [f"{media}*"]
+    return [*found, *image_paths]
 
 
-def _cloudfront_purge(tags: list[str], paths: list[str]) -> None:
+def _cloudfront_purge(tags: list[str]) -> None:
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
     if not settings.CLOUDFRONT_DISTRIBUTION_ID:
         raise PurgeError("EDGE_PURGE_BACKEND is cloudfront but CLOUDFRONT_DISTRIBUTION_ID is unset")
-    items = cloudfront_paths(tags, paths)
+    items = cloudfront_paths(tags)
     client = boto3.client("cloudfront", endpoint_url=settings.CLOUDFRONT_ENDPOINT_URL)
     # CloudFront takes up to 3,000 paths in one invalidation.
     for start in range(0, len(items), 3000):

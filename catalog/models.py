@@ -5,12 +5,13 @@ are no draft tables. The public side never reads these tables: it reads the `pub
 that `publicapi` creates over them.
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from django.core.files.storage import default_storage
 from django.db import models
 from django.db.models import F, Q
-from django.db.models.functions import Lower
+from django.db.models.functions import Lower, Now
+from django.utils import timezone
 
 from catalog.keys import fold_title, fold_whitespace
 
@@ -133,6 +134,10 @@ class Record(models.Model):
 
     objects = RecordQuerySet.as_manager()
 
+    # The kind, in the ingest payload's word ("runway", "street"): each kind says it once
+    # here, with its image model; every other module asks the model (RECORD_MODELS, below).
+    kind: ClassVar[str]
+
     if TYPE_CHECKING:
         # Each kind declares these with its own image model (Runway, StreetSnap); named here
         # so that code written for any record type-checks.
@@ -142,6 +147,14 @@ class Record(models.Model):
 
     class Meta:
         abstract = True
+
+    @classmethod
+    def image_model(cls) -> "type[RunwayImage] | type[StreetSnapImage]":
+        raise NotImplementedError
+
+    def is_public(self) -> bool:
+        """Whether the visibility rule counts this record's images: published and live."""
+        return self.status == Record.Status.PUBLISHED and self.deleted_at is None
 
 
 def record_constraints(prefix: str, entity_key: list[str]) -> list[models.BaseConstraint]:
@@ -172,6 +185,8 @@ def record_constraints(prefix: str, entity_key: list[str]) -> list[models.BaseCo
 
 
 class Runway(Record):
+    kind = "runway"
+
     brand = models.ForeignKey(Brand, on_delete=models.PROTECT, related_name="runways")
     season_code = models.CharField(max_length=16, help_text="Normalized, e.g. FW24.")
     season = models.CharField(max_length=64, blank=True, default="")
@@ -197,8 +212,14 @@ class Runway(Record):
     def __str__(self) -> str:
         return self.title or f"{self.brand_id} {self.season_code} {self.collection_type}"
 
+    @classmethod
+    def image_model(cls) -> "type[RunwayImage]":
+        return RunwayImage
+
 
 class StreetSnap(Record):
+    kind = "street"
+
     city = models.CharField(max_length=64)
     year = models.PositiveSmallIntegerField(default=0, help_text="0 = unknown (legacy only).")
     month = models.PositiveSmallIntegerField(default=0, help_text="1-12; 0 = unknown.")
@@ -240,6 +261,10 @@ class StreetSnap(Record):
         if update_fields is not None and "title" in update_fields:
             kwargs["update_fields"] = {*update_fields, "title_key"}
         super().save(*args, **kwargs)
+
+    @classmethod
+    def image_model(cls) -> "type[StreetSnapImage]":
+        return StreetSnapImage
 
 
 # The legacy archive's hashes come from an algorithm nobody can name any more, so they are not
@@ -316,8 +341,20 @@ class RecordImage(models.Model):
 
     objects = ImageQuerySet.as_manager()
 
+    # The foreign key to the image's record ("runway", "street_snap"), and that record's model.
+    record_field: ClassVar[str]
+
     class Meta:
         abstract = True
+
+    @classmethod
+    def record_model(cls) -> "type[Runway] | type[StreetSnap]":
+        field = cls._meta.get_field(cls.record_field)
+        return field.related_model  # type: ignore[return-value]  # Runway or StreetSnap
+
+    @property
+    def record_id(self) -> int:
+        return getattr(self, f"{self.record_field}_id")
 
     def rendition(self, width: int) -> dict | None:
         """The stored rendition of exactly this width ({"width", "height", "key"}), or None."""
@@ -352,6 +389,8 @@ def image_indexes(prefix: str, record: str) -> list[models.Index]:
 
 
 class RunwayImage(RecordImage):
+    record_field = "runway"
+
     runway = models.ForeignKey(Runway, on_delete=models.CASCADE, related_name="images")
     # Detail shots share their look's index.
     look_index = models.PositiveIntegerField(default=0)
@@ -365,6 +404,8 @@ class RunwayImage(RecordImage):
 
 
 class StreetSnapImage(RecordImage):
+    record_field = "street_snap"
+
     street_snap = models.ForeignKey(StreetSnap, on_delete=models.CASCADE, related_name="images")
     is_detail = models.BooleanField(default=False)
     # A main image of the same album; never a detail itself. The database holds the
@@ -389,17 +430,15 @@ class StreetSnapImage(RecordImage):
         return f"street snap {self.street_snap_id} image {self.pk}"
 
 
-# The kinds by the ingest payload's words: `manage.py renditions --record KIND:ID`, the
-# renditions jobs' arguments.
+# The kinds by the ingest payload's words (`manage.py renditions --record KIND:ID`, the jobs'
+# arguments, the outbox's rows): the one map from a kind to its models.
 RECORD_MODELS: dict[str, type[Runway] | type[StreetSnap]] = {
-    "runway": Runway,
-    "street": StreetSnap,
+    model.kind: model for model in (Runway, StreetSnap)
 }
 IMAGE_MODELS: dict[str, type[RunwayImage] | type[StreetSnapImage]] = {
-    "runway": RunwayImage,
-    "street": StreetSnapImage,
+    kind: model.image_model() for kind, model in RECORD_MODELS.items()
 }
-IMAGE_PARENT_FIELD = {"runway": "runway_id", "street": "street_snap_id"}
+IMAGE_PARENT_FIELD = {kind: f"{model.record_field}_id" for kind, model in IMAGE_MODELS.items()}
 
 
 class NotDuplicate(models.Model):
@@ -512,15 +551,17 @@ class MediaChange(models.Model):
     record_id = models.BigIntegerField(null=True, blank=True)
     # The edge's cache tags to purge (catalog.edge), decided when the change was made.
     tags = models.JSONField(default=list, blank=True)
-    # Image URLs to purge, found when the bytes moved.
-    urls = models.JSONField(default=list, blank=True)
     bytes_done = models.BooleanField(default=False)
     attempts = models.PositiveIntegerField(default=0)
     error = models.CharField(max_length=300, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the change may be run (again): at once when written, later after each failure
+    # (a back-off), so a change that keeps failing never holds the ones behind it.
+    due_at = models.DateTimeField(default=timezone.now, db_default=Now())
 
     class Meta:
         db_table = "media_changes"
+        indexes = [models.Index(fields=["due_at", "id"], name="media_change_due")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.record_id or ''} ({', '.join(self.tags)})"

@@ -87,37 +87,18 @@ def _waiting(queues: list[Queue]) -> bool:
         return False  # carry on: the album's images are this job's work either way
 
 
-class VisibilityIncomplete(Exception):
-    """The store or the edge failed for some changes: rq tries the job again."""
-
-
 def run_media_sync() -> str:
-    """Run the waiting visibility changes (catalog.visibility.media_changes_process): move the
-    bytes, purge the edge.
-
-    One run at a time across the workers, waiting for the one before it (not skipping: the
-    changes it missed would wait for the sweep). A storage or purge error raises while rq has
-    retries left; after the last, the sweep tries again at each run.
-    """
-    rq_job = get_current_job()
-    lock = None
-    if rq_job is not None:
-        lock = rq_job.connection.lock(
-            f"archive:lock:media-sync:{rq_job.origin}", timeout=600, blocking_timeout=600
-        )
-        lock.acquire()
+    """Run the waiting visibility changes (catalog.visibility.media_changes_run): move the
+    bytes, purge the edge. A change that fails waits out its back-off and the run asks for the
+    next one itself; a run that finds another holding the lock leaves the changes to it."""
     close_old_connections()
     try:
-        run = visibility.media_changes_process()
-        summary = run.summary()
+        run = visibility.media_changes_run()
+        summary = "another run holds the lock" if run is None else run.summary()
         logger.info("visibility: %s", summary)
-        if not run.ok and rq_job is not None and rq_job.retries_left:
-            raise VisibilityIncomplete(summary)
         return summary
     finally:
         connections.close_all()
-        if lock is not None and lock.owned():
-            lock.release()
 
 
 def media_sweep(full: bool = False) -> str:

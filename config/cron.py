@@ -33,3 +33,13 @@ for func, schedule, timeout in (
         result_ttl=24 * 3600,
         **_when(schedule),
     )
+
+# The visibility job's catch-up, on its own queue: changes whose back-off is over, and those
+# of a run whose worker died (its lock died with it). A run with nothing due is a few queries.
+cron.register(
+    catalog_tasks.run_media_sync,
+    queue_name=settings.VISIBILITY_QUEUE,
+    job_timeout=600,
+    result_ttl=0,
+    interval=settings.VISIBILITY_CATCH_UP_SECONDS,
+)

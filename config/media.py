@@ -1,8 +1,10 @@
 """Django's own media routes, for the local store (the embedded mode has no other server):
 
-- ``MEDIA_URL`` (``/media/``), anonymous: without a folder of public copies it answers from
-  the database at each request (catalog.visibility.key_is_public: a published, live record
-  shows the object), else from that folder as it is;
+- ``MEDIA_URL`` (``/media/``), anonymous: an object a published, live record shows, asked for
+  by its key exactly (catalog.visibility.records_showing, at each request), from the folder
+  of public copies or, without one, from the private folder. The response carries the image's
+  cache tag and its albums' (catalog.edge), so withdrawing any of them purges it from the
+  edge;
 - ``PRIVATE_MEDIA_URL`` (``/admin/media/``), editors only: any object of the private store,
   for the admin's tiles of pending and rejected albums.
 
@@ -19,27 +21,28 @@ from django.utils.cache import patch_cache_control
 from django.views.static import serve
 
 from catalog import edge
-from catalog.visibility import key_is_public, public_storage
+from catalog.visibility import public_storage, records_showing
 
 FAVICON = Path(__file__).with_name("favicon.ico")
 
 
 def public_media(request, path: str) -> HttpResponseBase:
-    if settings.MEDIA_PUBLIC_COPIES:
-        # The folder holds exactly the public copies: what is there is public.
-        root = public_storage().location  # type: ignore[attr-defined]  # a FileSystemStorage
-    elif key_is_public(path):
-        root = default_storage.location  # type: ignore[attr-defined]  # a FileSystemStorage
-    else:
+    # The key itself or nothing: another spelling of it ("images//x", "images/y/../x") is no
+    # key, so the edge never caches an object under a URL its purge would not name.
+    shown_by = records_showing(path)
+    if not shown_by:
         return _refused(Http404)
+    store = public_storage() if settings.MEDIA_PUBLIC_COPIES else default_storage
     try:
-        response = serve(request, path, document_root=root)
-    except Http404:
+        response = serve(request, path, document_root=store.location)  # type: ignore[attr-defined]  # a FileSystemStorage
+    except (Http404, OSError):  # OSError: a name the file system refuses (too long)
         return _refused(Http404)
     patch_cache_control(response, public=True, max_age=settings.MEDIA_CACHE_SECONDS)
     if edge.purge_enabled():
         # Every change of what the public sees purges the edge (catalog.edge).
         patch_cache_control(response, s_maxage=settings.EDGE_CACHE_SECONDS)
+        tags = [edge.image_tag(path), *(t for k, pk in shown_by for t in edge.record_tags(k, pk))]
+        response["Surrogate-Key"] = edge.tags_header(tags)
     return response
 
 

@@ -210,11 +210,16 @@ MAINTENANCE_RENDITIONS_SCHEDULE = env.str("MAINTENANCE_RENDITIONS_SCHEDULE", def
 # waits for, so never behind an album's ingest. Workers serve it first.
 VISIBILITY_QUEUE = env.str("VISIBILITY_QUEUE", default="visibility")
 RQ_QUEUES.setdefault(VISIBILITY_QUEUE, {"URL": _rq_url, "DEFAULT_TIMEOUT": 600})
-# Seconds between rq's retries of a visibility job the store or the edge failed; short, as a
-# takedown waits for it. After the last, the sweep tries again at each run.
+# Seconds a visibility change waits after each failure of its bytes or its purge (the last
+# one again for every later failure): short, as a takedown waits for it; the other changes go
+# on meanwhile.
 VISIBILITY_RETRY_INTERVALS = [
-    int(s) for s in env.list("VISIBILITY_RETRY_INTERVALS", default=["2", "10", "60"])
+    int(s) for s in env.list("VISIBILITY_RETRY_INTERVALS", default=["2", "10", "60", "300"])
 ]
+# The scheduler (config/cron.py) runs the visibility job this often: it takes the changes whose
+# back-off is over, and those whose worker was killed mid-run (the longest a takedown waits for
+# a dead worker).
+VISIBILITY_CATCH_UP_SECONDS = env.int("VISIBILITY_CATCH_UP_SECONDS", default=15)
 # The visibility sweep (catalog.visibility.media_sweep): what no job moved - an operator's SQL,
 # a job lost with Redis, a storage error - converges at the next run; the full run also compares
 # every public object with the database.

@@ -298,10 +298,10 @@ class MediaChangeAdmin(admin.ModelAdmin):
     did not all move, or the edge did not confirm the purge. The sweep runs them again at each
     run (docs/operations.md, "Takedowns"); Run now does it at once."""
 
-    list_display = ("created_at", "kind", "record_id", "bytes_done", "attempts", "error")
+    list_display = ("created_at", "kind", "record_id", "bytes_done", "attempts", "due_at", "error")
     list_filter = ("kind", "bytes_done")
     ordering = ["pk"]
-    readonly_fields = ("kind", "record_id", "tags", "urls", "bytes_done", "attempts", "error")
+    readonly_fields = ("kind", "record_id", "tags", "bytes_done", "attempts", "due_at", "error")
     actions = ["run_now"]
 
     def has_add_permission(self, request) -> bool:

@@ -122,7 +122,7 @@ def visibility_enqueue(**kwargs: Any) -> bool:
     """Ask for a run of the visibility job (catalog.tasks.run_media_sync), on the visibility
     queue or the embedded mode's thread for it: the receiver of catalog's ``media_changed``
     signal, sent on commit of every write the public may see. Never raises: the changes are
-    rows, and the sweep runs what no job did.
+    rows, and the scheduler's catch-up (config/cron.py) runs what no job did.
 
     One waiting entry on the queue at most (its id is fixed): a burst of decisions (a bulk
     approve) asks once, and the run takes every change committed by then.
@@ -130,7 +130,6 @@ def visibility_enqueue(**kwargs: Any) -> bool:
     if not settings.REDIS_URL:
         thread_pool.submit(RUN_MEDIA_SYNC, lane="visibility")
         return True
-    intervals = settings.VISIBILITY_RETRY_INTERVALS
     try:
         queue = get_queue(settings.VISIBILITY_QUEUE, commit_mode="auto")
         with queue.connection.pipeline() as pipe:
@@ -139,14 +138,13 @@ def visibility_enqueue(**kwargs: Any) -> bool:
             queue.enqueue(
                 RUN_MEDIA_SYNC,
                 job_id=VISIBILITY_JOB_ID,
-                retry=Retry(max=len(intervals), interval=intervals) if intervals else None,
                 job_timeout=600,
                 description="move bytes and purge the edge for the waiting changes",
                 pipeline=pipe,
             )
             pipe.execute()
     except RedisError:
-        logger.warning("visibility job: Redis unavailable; the sweep will run the changes")
+        logger.warning("visibility job: Redis unavailable; the catch-up will run the changes")
         return False
     return True
 

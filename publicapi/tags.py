@@ -10,8 +10,12 @@ The words are catalog.edge's (publicapi does not import catalog; tests/catalog/t
 checks both against a real Varnish): a change there purges what these name here.
 """
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import quote
+
+_SAFE = re.compile(r"[A-Za-z0-9:._~-]+")
 
 RUNWAYS, STREET_SNAPS, BRANDS = "runways", "street-snaps", "brands"
 RUNWAY_TAG, STREET_SNAP_TAG, BRAND_TAG = "runway:", "street-snap:", "brand:"  # + id or slug
@@ -77,5 +81,10 @@ def response_tags(kind: str | None, action: str | None, data: Any) -> list[str]:
 
 
 def header_value(tags: Iterable[str]) -> str:
-    """The tags once each, in the order first named."""
-    return " ".join(dict.fromkeys(tags))
+    """The tags once each, in the order first named, each one token: percent-encoded unless
+    it is URL-safe (a slug with a space, or beyond Latin-1), as catalog.edge encodes them."""
+    return " ".join(dict.fromkeys(_encoded(tag) for tag in tags))
+
+
+def _encoded(tag: str) -> str:
+    return tag if _SAFE.fullmatch(tag) else quote(tag, safe=":._~-")

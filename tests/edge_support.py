@@ -184,7 +184,7 @@ class FailingProxy:
                     return b"".join(chunks)
                 return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
-            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_BAN = _forward  # noqa: N815
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = do_PURGE = _forward  # noqa: N815
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True

@@ -14,8 +14,8 @@ from catalog.legacy.planner import build_plan
 from catalog.legacy.progress import ProgressFn, no_progress
 from catalog.legacy.rows import LegacySource
 from catalog.legacy.writer import apply_plan, lock_catalog, read_catalog_state
-from catalog.models import LegacyIdMap, Record
-from catalog.visibility import KINDS, records_published_in_bulk
+from catalog.models import RECORD_MODELS, LegacyIdMap, Record
+from catalog.visibility import records_published_in_bulk
 
 
 @dataclass
@@ -86,7 +86,7 @@ def legacy_archive_migrate(
                 raise _RollBack(result)
             before = {
                 kind: model.objects.aggregate(top=Max("id"))["top"] or 0
-                for kind, (model, _, _) in KINDS.items()
+                for kind, model in RECORD_MODELS.items()
             }
             problems = apply_plan(plan, source, catalog, now=timezone.now(), progress=progress)
             result.checks += database_checks(plan, floor, problems)
@@ -95,7 +95,7 @@ def legacy_archive_migrate(
                 raise _RollBack(result)
             # The published records it wrote (the catalog is locked: every new id is ours)
             # show once their bytes are public, which the visibility job sees to after commit.
-            for kind, (model, _, _) in KINDS.items():
+            for kind, model in RECORD_MODELS.items():
                 public = model.objects.filter(
                     pk__gt=before[kind], status=Record.Status.PUBLISHED, deleted_at__isnull=True
                 )

@@ -26,7 +26,7 @@ from catalog.models import (
     StreetSnap,
     StreetSnapImage,
 )
-from catalog.visibility import bytes_public_on_save, is_public, record_change_note
+from catalog.visibility import bytes_public_on_save, record_change_note
 
 # --- Refusals ----------------------------------------------------------------------------------
 
@@ -95,7 +95,7 @@ def record_lock[R: Record](*, record: R, expected_version: int | None = None) ->
     if expected_version is not None and locked.version != expected_version:
         raise StaleRecord(locked, expected_version)
     # What the public saw before this write: record_save announces a change it may see.
-    locked._public_when_locked = is_public(locked)  # type: ignore[attr-defined]
+    locked._public_when_locked = locked.is_public()  # type: ignore[attr-defined]
     return locked
 
 
@@ -131,7 +131,7 @@ def record_save[R: Record](
     # Every write to an album the public saw or will see moves its bytes and purges the edge,
     # after commit (an outbox row in this transaction: catalog.visibility).
     # (`announce`: whatever the public saw.)
-    if announce or getattr(record, "_public_when_locked", True) or is_public(record):
+    if announce or getattr(record, "_public_when_locked", True) or record.is_public():
         record_change_note(record)
     return record
 

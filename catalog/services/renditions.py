@@ -138,12 +138,11 @@ def image_renditions_make(
         )
         if synced.published:
             # The detail now offers them: the edge forgets the one it keeps.
-            kind = "runway" if isinstance(image, RunwayImage) else "street"
-            record_id = getattr(image, IMAGE_PARENT_FIELD[kind])
+            kind = image.record_model().kind
             media_change_note(
                 kind=kind,
-                record_id=record_id,
-                tags=edge.record_tags(kind, record_id),
+                record_id=image.record_id,
+                tags=edge.record_tags(kind, image.record_id),
                 bytes_done=True,
             )
     return "done", ""

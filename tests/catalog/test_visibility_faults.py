@@ -1,17 +1,21 @@
 """catalog.visibility when the store fails: S3 (moto's server) behind the test's own proxy,
 which answers the copies or the removals with 503. The record's state is never rolled back,
 nothing is shown whose bytes are not public, a failed withdrawal is visible (the ledger, the
-admin's list, the metrics) and the sweep finishes it once the store answers again. And the
-job's way through rq: enqueued on commit, run by a real worker, retried on a storage error."""
+admin's list, the metrics) and the sweep finishes it once the store answers again. A change
+that fails waits out a back-off while the others go on. And the job's way through rq: enqueued
+on commit, run by a real worker, run again when the back-off is over."""
 
 import uuid
+from datetime import timedelta
 
 import boto3
 import pytest
+import time_machine
 from botocore.config import Config
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.test import Client
+from django.utils import timezone
 from rq import SimpleWorker
 
 from catalog.models import MediaChange, PublicObject
@@ -94,7 +98,9 @@ def test_a_publish_the_store_refuses_shows_nothing_and_is_retried(store):
     assert metric("archive_public_objects_failing", direction="publish") == len(keys_of(runway))
 
     proxy.failing = False
-    run = media_changes_process()
+    assert media_changes_process().changes == 0  # it waits out its back-off
+    with time_machine.travel(change.due_at):
+        run = media_changes_process()
 
     assert run.ok and public_keys() == keys_of(runway)
     assert PublicRunway.objects.filter(pk=runway.pk).exists()
@@ -130,7 +136,8 @@ def test_a_withdrawal_the_store_refuses_is_never_rolled_back_and_the_sweep_finis
 
     proxy.failing = False
     MediaChange.objects.update(created_at=runway.updated_at.replace(year=2000))
-    sweep = media_sweep()
+    with time_machine.travel(MediaChange.objects.get().due_at):  # its back-off over
+        sweep = media_sweep()
 
     assert sweep.fixed["withdrawn"] == len(keys_of(runway))
     assert public_keys() == set()
@@ -166,7 +173,6 @@ def visibility_queue(settings, rq_queue):
 
     name = f"{rq_queue.name}-visibility"
     settings.VISIBILITY_QUEUE = name
-    settings.VISIBILITY_RETRY_INTERVALS = [1]
     settings.RQ_QUEUES = {
         **settings.RQ_QUEUES,
         name: {"URL": TEST_REDIS_URL, "DEFAULT_TIMEOUT": 60},
@@ -191,15 +197,32 @@ def test_a_change_asks_for_one_job_on_commit_and_a_worker_runs_it(public_copies,
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_job_raises_for_rq_to_retry_while_the_store_fails(store, visibility_queue):
+def test_a_failing_change_is_run_again_after_its_back_off_and_holds_no_other(
+    store, visibility_queue, settings
+):
     proxy, public_keys = store
+    settings.VISIBILITY_RETRY_INTERVALS = [60]
     runway = album(status="pending")
     proxy.failing, proxy.methods = True, {"PUT"}
-
     record_approve(record=runway, actor=curator())
-    SimpleWorker([visibility_queue], connection=visibility_queue.connection).work(burst=True)
+    worker = SimpleWorker([visibility_queue], connection=visibility_queue.connection)
+    worker.work(burst=True)
 
-    job = visibility_queue.fetch_job(VISIBILITY_JOB_ID)
-    assert job.get_status() == "scheduled"  # rq retries it after its interval
-    assert job.retries_left == 0
-    assert MediaChange.objects.get().attempts == 1
+    # The run leaves the change waiting out its back-off.
+    change = MediaChange.objects.get()
+    assert change.attempts == 1 and change.due_at > timezone.now()
+
+    # Meanwhile another album's change goes through.
+    proxy.failing = False
+    other = album(status="pending", photos=("rocket",))
+    record_approve(record=other, actor=curator())
+    worker.work(burst=True)
+    assert PublicRunway.objects.filter(pk=other.pk).exists()
+    assert list(MediaChange.objects.values_list("record_id", flat=True)) == [runway.pk]
+
+    # Its back-off over, the scheduler's catch-up (config/cron.py) takes the first one.
+    with time_machine.travel(change.due_at + timedelta(seconds=1)):
+        visibility_queue.enqueue("catalog.tasks.run_media_sync")
+        worker.work(burst=True)
+    assert not MediaChange.objects.exists()
+    assert PublicRunway.objects.filter(pk=runway.pk).exists()

@@ -44,6 +44,7 @@ def rig_for(settings, moto_s3, bucket):
         rig.__enter__()
         settings.REDIS_URL = rig.redis.url
         settings.INGEST_QUEUE = rig.queue
+        settings.VISIBILITY_QUEUE = rig.queue
         settings.RQ_QUEUES = {
             **settings.RQ_QUEUES,
             rig.queue: {"URL": f"{rig.redis.url}?socket_connect_timeout=2", "DEFAULT_TIMEOUT": 120},

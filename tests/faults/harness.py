@@ -383,6 +383,8 @@ class Rig:
             "REDIS_URL": self.redis.url,
             "INGEST_QUEUE": self.queue,
             "RENDITIONS_QUEUE": f"{self.queue}-renditions",
+            # Visibility jobs on the rig's first queue, which every worker serves.
+            "VISIBILITY_QUEUE": self.queue,
             "INGEST_SECRETS": SECRET_A,
             "INGEST_FETCH_ALLOWED_HOSTS": "127.0.0.1",
             "INGEST_IMAGE_RETRY_BACKOFF": "0.05",

@@ -9,6 +9,7 @@ Every loop is bounded; a scenario takes 20-60 s on a quiet 2-core machine.
 """
 
 import random
+import sys
 import time
 from urllib.parse import urlsplit
 
@@ -289,3 +290,141 @@ def test_an_album_that_kills_its_worker_every_time_ends_as_worker_died(rig_for):
     assert (ended.reason, ended.lost_executions, ended.attempts) == ("worker_died", 3, 3)
     assert "died 3 times" in ended.error
     assert rig.workers_alive() == [name]
+
+
+class HangingEdge:
+    """A cache whose purges hang while ``hanging`` (as a paused Varnish does), and are
+    confirmed as config/varnish.vcl confirms them otherwise."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.hanging = threading.Event()
+        self.hung = threading.Event()  # a purge is waiting on us
+        self.release = threading.Event()
+        self.purged: list[str] = []
+        edge = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_PURGE(self):  # noqa: N802 - the method's name
+                if edge.hanging.is_set():
+                    edge.hung.set()
+                    edge.release.wait(timeout=120)
+                    return
+                edge.purged.append(self.headers.get("xkey-purge", ""))
+                self.send_response(200)
+                self.send_header("X-Purged", "0")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+MAINTENANCE_JOBS = (
+    "RECONCILE",
+    "PURGE_WEBHOOK_IDS",
+    "GC_MEDIA",
+    "RENDITIONS",
+    "MEDIA_SWEEP",
+    "MEDIA_AUDIT",
+)
+
+
+def test_a_worker_killed_mid_visibility_job_delays_a_takedown_by_at_most_30_s(
+    rig_for, settings, tmp_path
+):
+    # Given a worker whose visibility job hangs on the edge (a paused Varnish) while it runs
+    # the unpublish of album A, public copies in a folder, and the purge on.
+    from catalog.models import MediaChange
+    from review.services import record_approve, record_unpublish
+    from tests.support import curator
+    from tests.visibility_support import album, keys_of, public_files
+
+    edge = HangingEdge()
+    public = tmp_path / "public"
+    settings.MEDIA_PUBLIC_COPIES = True
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "public": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": public, "base_url": "/media/"},
+        },
+    }
+    settings.EDGE_PURGE_BACKEND = "http"
+    settings.EDGE_PURGE_URLS = [edge.url]
+    worker_env = {
+        "AWS_STORAGE_BUCKET_NAME": "",  # the folders below, as the test process has them
+        "MEDIA_ROOT": str(tmp_path / "media"),
+        "PUBLIC_MEDIA_ROOT": str(public),
+        "EDGE_PURGE_BACKEND": "http",
+        "EDGE_PURGE_URLS": edge.url,
+        "EDGE_PURGE_TIMEOUT": "120",
+        "VISIBILITY_CATCH_UP_SECONDS": "10",
+        # Only the visibility catch-up, from the cron scheduler below.
+        **{f"MAINTENANCE_{job}_SCHEDULE": "3600" for job in MAINTENANCE_JOBS},
+    }
+    cron = None
+    try:
+        rig = rig_for(workers=1, worker_env=worker_env)
+        cron = rig._spawn(
+            "cron", [sys.executable, "manage.py", "rqcron", "config.cron"], application_name="cron"
+        )
+        a, b, c = (album(status="pending", photos=(p,)) for p in ("astronaut", "rocket", "coffee"))
+        for record in (a, b, c):
+            record_approve(record=record, actor=curator())
+        wait_for(lambda: not MediaChange.objects.exists(), timeout=60, what="the approvals")
+        assert public_files() == keys_of(a) | keys_of(b) | keys_of(c)
+
+        # When the worker is killed while its job waits on the edge for A's purge...
+        edge.hanging.set()
+        record_unpublish(record=a, actor=curator(), reason="the photographer's request")
+        wait_for(edge.hung.is_set, timeout=60, what="a job waiting on the edge")
+        assert rig.kill_worker(*rig.workers)
+        killed = time.monotonic()
+        edge.hanging.clear()
+        edge.release.set()
+        rig.start_worker()
+
+        # ...then A's change runs without any new one (the scheduler's catch-up), within 30 s
+        # of the kill.
+        wait_for(lambda: not MediaChange.objects.exists(), timeout=30, what="A's change")
+        assert time.monotonic() - killed <= 30
+        assert not public_files() & keys_of(a)
+
+        # And a worker killed again: the next takedown does not wait for the dead run's lock.
+        edge.release.clear()
+        edge.hung.clear()
+        edge.hanging.set()
+        record_unpublish(record=b, actor=curator(), reason="a licence ended")
+        wait_for(edge.hung.is_set, timeout=60, what="a job waiting on the edge")
+        assert rig.kill_worker(*rig.workers)
+        edge.hanging.clear()
+        edge.release.set()
+        rig.start_worker()
+        unpublished = time.monotonic()
+        record_unpublish(record=c, actor=curator(), reason="a takedown")
+        wait_for(lambda: not MediaChange.objects.exists(), timeout=30, what="B's and C's")
+        assert time.monotonic() - unpublished <= 30
+        assert public_files() == set()
+        assert {f"runway:{pk}" for pk in (a.pk, b.pk, c.pk)} <= {
+            tag for header in edge.purged for tag in header.split(" ")
+        }
+    finally:
+        if cron is not None:
+            cron.terminate()
+            cron.wait(timeout=20)
+        edge.close()

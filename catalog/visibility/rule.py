@@ -1,0 +1,81 @@
+"""The rule: an object (an original, or a rendition of it) is public exactly while a published,
+live record shows its bytes through a live image. Objects are shared by content, so the rule is
+per object, not per album: withdrawing album A keeps what album B still shows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from catalog.models import RECORD_MODELS, PublicObject, Record
+from catalog.storage import sha1_of_rendition_key
+
+PUBLISHED = Record.Status.PUBLISHED
+
+
+def public_images(kind: str):
+    """The live images of published, live records of one kind."""
+    image_model = RECORD_MODELS[kind].image_model()
+    parent = image_model.record_field
+    return image_model.objects.filter(
+        deleted_at__isnull=True,
+        **{f"{parent}__status": PUBLISHED, f"{parent}__deleted_at__isnull": True},
+    )
+
+
+def public_keys_among(keys: Iterable[str]) -> set[str]:
+    """The keys among ``keys`` that a published, live record shows: originals by
+    ``storage_key``, renditions by the sha1 of the bytes they were made from."""
+    originals: list[str] = []
+    renditions: dict[str, list[str]] = {}
+    for key in keys:
+        sha1 = sha1_of_rendition_key(key)
+        if sha1 is None:
+            originals.append(key)
+        else:
+            renditions.setdefault(sha1, []).append(key)
+    found: set[str] = set()
+    for kind in RECORD_MODELS:
+        images = public_images(kind)
+        if originals:
+            found.update(
+                images.filter(storage_key__in=originals).values_list("storage_key", flat=True)
+            )
+        if renditions:
+            for sha1 in images.filter(sha1__in=list(renditions)).values_list("sha1", flat=True):
+                found.update(renditions[sha1])
+    return found
+
+
+def key_is_public(key: str) -> bool:
+    """The rule for one key: what the embedded mode's media route asks at each request."""
+    return bool(public_keys_among([key]))
+
+
+def records_showing(key: str) -> list[tuple[str, int]]:
+    """The published, live records whose live images show ``key``'s bytes, as (kind, id): the
+    albums an image response is tagged with, so that withdrawing any of them purges it."""
+    sha1 = sha1_of_rendition_key(key)
+    found: list[tuple[str, int]] = []
+    for kind in RECORD_MODELS:
+        images = public_images(kind)
+        images = images.filter(sha1=sha1) if sha1 else images.filter(storage_key=key)
+        field = f"{images.model.record_field}_id"
+        found += [(kind, pk) for pk in images.values_list(field, flat=True).distinct()]
+    return sorted(found)
+
+
+def record_keys(kind: str, record_id: int) -> set[str]:
+    """Every key a record's images name or named: originals, listed renditions, and what the
+    ledger holds of their bytes (deleted images too: their keys may have to be withdrawn)."""
+    image_model = RECORD_MODELS[kind].image_model()
+    keys: set[str] = set()
+    sha1s: set[str] = set()
+    rows = image_model.objects.filter(**{f"{image_model.record_field}_id": record_id})
+    for storage_key, sha1, renditions in rows.values_list("storage_key", "sha1", "renditions"):
+        keys.add(storage_key)
+        keys.update(r["key"] for r in renditions or [] if r.get("key"))
+        if sha1:
+            sha1s.add(sha1)
+    if sha1s:
+        keys.update(PublicObject.objects.filter(sha1__in=sha1s).values_list("key", flat=True))
+    return keys
