@@ -381,8 +381,15 @@ def image_indexes(prefix: str, record: str) -> list[models.Index]:
             condition=Q(rendition_status=RecordImage.RenditionStatus.PENDING),
             name=f"{prefix}_renditions_todo",
         ),
+        # What the near-duplicate lookup reads of a candidate is in the index itself: it reads
+        # the index alone (catalog.selectors), not a heap page per candidate.
         *(
-            models.Index(fields=[f"phash_band{n}"], condition=live, name=f"{prefix}_band{n}_live")
+            models.Index(
+                fields=[f"phash_band{n}"],
+                condition=live,
+                include=["id", "phash", "phash_algorithm", record],
+                name=f"{prefix}_band{n}_live",
+            )
             for n in range(4)
         ),
     ]
@@ -477,7 +484,7 @@ class StoredObject(models.Model):
     the collector deletes an object only while holding this row's lock: see catalog.storage.
     """
 
-    key = models.CharField(max_length=512, unique=True)
+    key = models.CharField(max_length=512)
     last_stored_at = models.DateTimeField()
     # The object was already in storage the first time ingest stored this key (the legacy
     # archive's copy of the same bytes, or an object from before this table existed): ingest
@@ -487,6 +494,9 @@ class StoredObject(models.Model):
 
     class Meta:
         db_table = "stored_objects"
+        # A constraint, not unique=True: on PostgreSQL that would add a second index for LIKE
+        # (varchar_pattern_ops) that no query uses, as big as the first.
+        constraints = [models.UniqueConstraint(fields=["key"], name="stored_object_key_once")]
         indexes = [
             models.Index(
                 fields=["last_stored_at"],
@@ -513,7 +523,7 @@ class PublicObject(models.Model):
         PUBLISH = "publish", "Copy to the public store"
         WITHDRAW = "withdraw", "Remove from the public store"
 
-    key = models.CharField(max_length=512, unique=True)
+    key = models.CharField(max_length=512)
     # The sha1 of a rendition's original ('' for an original): renditions follow the
     # visibility of the bytes they were made from.
     sha1 = models.CharField(max_length=40, blank=True, default="")
@@ -525,6 +535,8 @@ class PublicObject(models.Model):
 
     class Meta:
         db_table = "public_objects"
+        # As stored_objects': no LIKE index beside the unique one.
+        constraints = [models.UniqueConstraint(fields=["key"], name="public_object_key_once")]
         indexes = [
             models.Index(fields=["sha1"], condition=~Q(sha1=""), name="public_object_sha1"),
             models.Index(

@@ -85,17 +85,19 @@ def image_near_duplicate_candidates(
     phash_algorithm: str,
     exclude_record_id: int | None = None,
     sha1: str = "",
+    phash: int | None = None,
+    max_distance: int | None = None,
 ) -> list[tuple[int, int]]:
     """Live images of live records, hashed by ``phash_algorithm``, whose perceptual-hash bands
-    match any probe. Returns ``(id, phash)`` pairs.
+    match any probe (and, given ``phash`` and ``max_distance``, within that many bits of it).
+    Returns ``(id, phash)`` pairs.
 
     ``probes[n]`` lists the 16-bit values to look for in band ``n`` (see
     ``ingest.hashing.band_probes``). Each band has a partial index on live rows with a
-    comparable hash, so this is a BitmapOr of four index scans over a few hundred probe
-    values, never a scan of the table; the caller checks the exact Hamming distance of each
-    candidate (checking it in the database instead saves nothing measurable: visiting the
-    candidates' heap pages is the cost; bench/dup_lookup.py's figures: docs/hashing.md,
-    "Measured at a million images").
+    comparable hash that carries what a candidate is (id, hash, algorithm, album): four
+    index-only scans, one per band, over a few hundred probe values, never a scan of the table
+    nor a heap page per candidate. Only the candidates within the distance are then read from
+    the table, to check their album is live (bench/scale.py; docs/hashing.md).
 
     Hashes of another algorithm are not comparable bit for bit, so they are filtered here, in
     the query: the legacy archive's (of an unknown algorithm) are not even in the band
@@ -108,23 +110,38 @@ def image_near_duplicate_candidates(
         raise ValueError("four bands of probes expected")
     if phash_algorithm in (LEGACY_PHASH_ALGORITHM, ""):
         raise ValueError(f"hashes of algorithm {phash_algorithm!r} are never compared")
-    match = Q()
-    for band, values in enumerate(probes):
-        match |= Q(**{f"phash_band{band}__in": list(values)})
-    record = "runway" if image_model is RunwayImage else "street_snap"
-    candidates = (
-        image_model.objects.live()
-        # Implied by the next filter, but spelled out: it is the band indexes' own condition,
-        # which is what lets SQLite (and not only PostgreSQL) use them.
-        .comparable_hashes()
-        .filter(match, phash_algorithm=phash_algorithm, **{f"{record}__deleted_at": None})
+    record_id = f"{image_model.record_field}_id"
+    # Spelled out: the band indexes' own condition, which is what lets SQLite (and not only
+    # PostgreSQL) use them.
+    comparable = (
+        image_model.objects.live().comparable_hashes().filter(phash_algorithm=phash_algorithm)
     )
-    if exclude_record_id is not None:
-        candidates = candidates.exclude(**{f"{record}_id": exclude_record_id})
+    bands = [
+        comparable.filter(**{f"phash_band{band}__in": list(values)})
+        .order_by()
+        .values_list("id", "phash", record_id)
+        for band, values in enumerate(probes)
+    ]
+    found: dict[int, int] = {}
+    for image_id, image_phash, record in bands[0].union(*bands[1:], all=True):
+        if record == exclude_record_id:
+            continue
+        if phash is not None and max_distance is not None:
+            if ((image_phash ^ phash) & _MASK64).bit_count() > max_distance:
+                continue
+        found[image_id] = image_phash
+    if not found:
+        return []
+    live = image_model.objects.filter(
+        pk__in=list(found), **{f"{image_model.record_field}__deleted_at": None}
+    )
     distinct = not_duplicates_of(sha1) if sha1 else set()
     if distinct:
-        candidates = candidates.exclude(sha1__in=distinct)
-    return list(candidates.values_list("id", "phash"))
+        live = live.exclude(sha1__in=distinct)
+    return sorted((pk, found[pk]) for pk in live.values_list("pk", flat=True))
+
+
+_MASK64 = (1 << 64) - 1
 
 
 def not_duplicates_of(sha1: str) -> set[str]:

@@ -158,6 +158,8 @@ def _nearest(
         exclude_record_id=plan.record.pk if plan.record is not None else None,
         # Not the pictures an editor said this one is not a duplicate of.
         sha1=analysed.sha1,
+        phash=analysed.phash,
+        max_distance=max_distance,
     )
     for image_id, phash in candidates:
         distance = hamming(phash, analysed.phash)

@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db import connections
+from django.db import connections, transaction
 from django.db.backends.signals import connection_created
 from django.db.migrations.recorder import MigrationRecorder
 from django.db.models.signals import post_migrate, pre_migrate
@@ -21,17 +21,21 @@ class PublicApiConfig(AppConfig):
         post_migrate.connect(restore_views, sender=self)
 
 
-# Views pin the base tables they read: SQLite cannot rebuild a table a view refers to, and
-# PostgreSQL cannot change the type of a column a view selects. So when a migrate run is about
-# to change catalog's tables, the views step aside and come back once the run is over, at the
-# version of the newest applied publicapi migration. publicapi's own migrations still create
-# every version, so history replays.
+# Before V8 the views read catalog's tables, and from V8 on the public rows' triggers are on
+# them: SQLite cannot rebuild a table a view refers to (and drops a table's triggers with it),
+# and PostgreSQL cannot change the type of a column a view selects. So when a migrate run is
+# about to change catalog's tables, the triggers (and views that read catalog) step aside and
+# come back once the run is over, at the version of the newest applied publicapi migration,
+# with every public row made again (the run may have changed catalog's rows without them).
+# publicapi's own migrations still create every version, so history replays.
 
 
 # Dropping a view drops its grants: the read-only role of PUBLIC_DATABASE_URL
 # (create_public_role) would lose them at every migrate. Who may read the views is noted before
 # the run and given back, on every view there is then, after it.
 _readers: dict[str, list[str]] = {}
+# Whether a run stepped the triggers aside, per database.
+_stepped_aside: set[str] = set()
 
 _READERS_SQL = """
     SELECT DISTINCT a.grantee::regrole::text
@@ -41,9 +45,19 @@ _READERS_SQL = """
     WHERE c.relkind = 'v' AND c.relname LIKE 'public\\_%' AND a.privilege_type = 'SELECT'
       AND a.grantee <> c.relowner AND a.grantee <> 0
 """
+# The first views version over the public rows.
+_ROWS_MIGRATION = "0008_public_rows"
+
+
+def _applied(connection) -> set[str]:
+    recorder = MigrationRecorder(connection)
+    if not recorder.has_table():
+        return set()
+    return {name for app, name in recorder.applied_migrations() if app == "publicapi"}
 
 
 def drop_views_before_catalog_changes(sender, using, plan=None, **kwargs) -> None:
+    from publicapi import rows
     from publicapi.sql import DROP_VIEWS
 
     connection = connections[using]
@@ -53,35 +67,41 @@ def drop_views_before_catalog_changes(sender, using, plan=None, **kwargs) -> Non
             _readers[using] = [grantee for (grantee,) in cursor.fetchall()]
     if not plan or not any(migration.app_label == "catalog" for migration, _ in plan):
         return
-    with connections[using].cursor() as cursor:
-        for statement in DROP_VIEWS:
+    over_rows = any(name >= _ROWS_MIGRATION for name in _applied(connection))
+    with connection.cursor() as cursor:
+        for statement in rows.drop_triggers(connection.vendor):
             cursor.execute(statement)
+        _stepped_aside.add(using)
+        if not over_rows:  # over the public rows, the views stay
+            for statement in DROP_VIEWS:
+                cursor.execute(statement)
 
 
 def restore_views(sender, using, **kwargs) -> None:
+    from publicapi import rows
     from publicapi.sql import DROP_VIEWS, database_kind, for_vendor, views_for
 
     connection = connections[using]
-    recorder = MigrationRecorder(connection)
-    if not recorder.has_table():
-        return
-    applied = {name for app, name in recorder.applied_migrations() if app == "publicapi"}
+    applied = _applied(connection)
     views = views_for(applied)
     if not views:
         return  # publicapi migrated to zero: no views wanted.
-    with connection.cursor() as cursor:
+    with transaction.atomic(using=using), connection.cursor() as cursor:
+        if using in _stepped_aside and any(name >= _ROWS_MIGRATION for name in applied):
+            for statement in rows.drop_triggers(connection.vendor):
+                cursor.execute(statement)
+            for statement in rows.create_triggers(connection.vendor):
+                cursor.execute(statement)
+            for statement in rows.refresh_all(connection.vendor):
+                cursor.execute(statement)
+        _stepped_aside.discard(using)
         for statement in DROP_VIEWS + for_vendor(views, database_kind(connection)):
             cursor.execute(statement)
     readers = _readers.pop(using, [])
     if readers:
-        from publicapi.roles import column_grants, public_roles, public_views
+        from publicapi.roles import public_views
 
         names = ", ".join(connection.ops.quote_name(name) for name in public_views(connection))
         with connection.cursor() as cursor:
             for grantee in readers:  # regrole's text: already a quoted identifier
                 cursor.execute(f"GRANT SELECT ON {names} TO {grantee}")
-            # The public roles read through the views with their own rights (V6): the
-            # columns a new version of the views reads too.
-            if roles := public_roles(connection):
-                for grant in column_grants(connection, roles):
-                    cursor.execute(grant.as_string(connection.connection))

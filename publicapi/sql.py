@@ -8,10 +8,8 @@ Visibility is decided once per kind, in the record view; the image and brand vie
 from it, so they cannot disagree with it. The SQL is portable (PostgreSQL and SQLite), but
 for V4's search column, which only PostgreSQL has, and V6's security_invoker.
 
-ROW_POLICIES states the same visibility once more, per table, for PostgreSQL's row security:
-the public role of create_public_role (publicapi/roles.py) sees only the rows the views show
-even beneath the views, where a function or a failing expression of its own query would
-otherwise run on a hidden row before the view's WHERE.
+From V8 the views read the public rows (publicapi/rows.py), tables that hold only the rows
+the views show, so nothing hidden is beneath them whatever SQL reads them.
 """
 
 import re
@@ -314,6 +312,57 @@ def _views_v7(views: list[str]) -> list[str]:
 
 VIEWS_V7 = {kind: _views_v7(views) for kind, views in VIEWS_V6.items()}
 
+# V8: the views read the public rows (publicapi/rows.py): tables that hold exactly the public
+# rows, kept by triggers on catalog's tables, so whoever reads the views, with whatever SQL,
+# has no hidden row beneath them. Same columns and rows as V7. They check their owner's
+# rights again (not security_invoker): the public role reads the views, and no table.
+_COMPARABLE = "phash IS NOT NULL AND NOT (phash_algorithm IN ('legacy', ''))"
+VIEWS_V8 = [
+    """
+    CREATE VIEW public_brand_runways AS
+    SELECT id, brand_id, brand_slug, brand_name, season_code, season, year, collection_type,
+           title, description, cover_id, image_count, published_at, updated_at, search
+    FROM public_brand_runway_rows
+    """,
+    """
+    CREATE VIEW public_brand_runway_images AS
+    SELECT id, runway_id, storage_key, width, height, mime_type, sort_order, look_index,
+           renditions, placeholder, color
+    FROM public_brand_runway_image_rows
+    """,
+    """
+    CREATE VIEW public_street_snaps AS
+    SELECT id, city, year, month, title, description, cover_id, image_count, published_at,
+           updated_at, search
+    FROM public_street_snap_rows
+    """,
+    """
+    CREATE VIEW public_street_snap_images AS
+    SELECT id, street_snap_id, storage_key, width, height, mime_type, sort_order, parent_id,
+           is_detail, renditions, placeholder, color
+    FROM public_street_snap_image_rows
+    """,
+    """
+    CREATE VIEW public_brands AS
+    SELECT id, name, slug, is_featured, runway_count, latest_published_at
+    FROM public_brand_rows
+    """,
+    """
+    CREATE VIEW public_brand_names AS
+    SELECT brand_id, name, search FROM public_brand_name_rows
+    """,
+    f"""
+    CREATE VIEW public_image_hashes AS
+    SELECT 'runway' AS kind, id, runway_id AS record_id, phash, phash_algorithm,
+           phash_band0, phash_band1, phash_band2, phash_band3
+    FROM public_brand_runway_image_rows WHERE {_COMPARABLE}
+    UNION ALL
+    SELECT 'street' AS kind, id, street_snap_id AS record_id, phash, phash_algorithm,
+           phash_band0, phash_band1, phash_band2, phash_band3
+    FROM public_street_snap_image_rows WHERE {_COMPARABLE}
+    """,  # noqa: S608 - our own condition
+]
+
 # The views each publicapi migration leaves behind. After a `migrate` run that dropped the
 # views (publicapi/apps.py), the version of the newest applied migration comes back.
 BY_MIGRATION: dict[str, list[str] | dict[str, list[str]]] = {
@@ -324,6 +373,7 @@ BY_MIGRATION: dict[str, list[str] | dict[str, list[str]]] = {
     "0005_public_views_v5": VIEWS_V5,
     "0006_public_views_v6": VIEWS_V6,
     "0007_public_views_v7": VIEWS_V7,
+    "0008_public_rows": VIEWS_V8,
 }
 
 
@@ -340,38 +390,6 @@ def database_kind(connection) -> str:
     if connection.vendor == "postgresql" and connection.pg_version < 150000:
         return "postgresql<15"
     return connection.vendor
-
-
-# Row security for the public role (publicapi/roles.py), table by table: the rows it may see,
-# as the views decide them (published and live records, live images of those, brands and
-# aliases of a brand with a public runway). Finer rules (a cover only while it is a live image
-# of its album, a detail's parent) stay in the views: a row that passes here belongs to a
-# public album anyway.
-ROW_POLICIES = {
-    "brand_runways": "status = 'published' AND deleted_at IS NULL",
-    "street_snaps": "status = 'published' AND deleted_at IS NULL",
-    "brand_runway_images": """
-        deleted_at IS NULL AND EXISTS (
-            SELECT 1 FROM brand_runways r
-            WHERE r.id = runway_id AND r.status = 'published' AND r.deleted_at IS NULL)
-    """,
-    "street_snap_images": """
-        deleted_at IS NULL AND EXISTS (
-            SELECT 1 FROM street_snaps s
-            WHERE s.id = street_snap_id AND s.status = 'published' AND s.deleted_at IS NULL)
-    """,
-    "brands": """
-        EXISTS (
-            SELECT 1 FROM brand_runways r
-            WHERE r.brand_id = brands.id AND r.status = 'published' AND r.deleted_at IS NULL)
-    """,
-    "brand_aliases": """
-        EXISTS (
-            SELECT 1 FROM brand_runways r
-            WHERE r.brand_id = brand_aliases.brand_id
-              AND r.status = 'published' AND r.deleted_at IS NULL)
-    """,
-}
 
 
 def views_for(applied: set[str]) -> list[str] | dict[str, list[str]]:

@@ -24,7 +24,7 @@ from typing import Literal
 
 from django.conf import settings
 from django.core.files.storage import Storage, default_storage
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
 from catalog import edge
 from catalog.imaging import RenderError, render
@@ -128,14 +128,19 @@ def image_renditions_make(
             return _transient(
                 image, f"making a rendition public: {error}", final_attempt, nullcontext()
             )
-        type(image).objects.filter(pk=image.pk).update(
-            sha1=sha1,
-            renditions=renditions,
-            placeholder=rendered.placeholder,
-            color=rendered.color,
-            rendition_status=Status.DONE,
-            rendition_error="",
-        )
+        with transaction.atomic():
+            # The album's row before its image's, as every write to an album takes them: the
+            # public rows' refresh this update starts locks it too (publicapi/rows.py).
+            record_model = image.record_model()
+            list(record_model.objects.select_for_update(no_key=True).filter(pk=image.record_id))
+            type(image).objects.filter(pk=image.pk).update(
+                sha1=sha1,
+                renditions=renditions,
+                placeholder=rendered.placeholder,
+                color=rendered.color,
+                rendition_status=Status.DONE,
+                rendition_error="",
+            )
         if synced.published:
             # The detail now offers them: the edge forgets the one it keeps.
             kind = image.record_model().kind

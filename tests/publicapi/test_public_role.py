@@ -1,5 +1,7 @@
 """Defence in depth: the role `create_public_role` makes reads the public_* views and nothing
-else, and with PUBLIC_DATABASE_URL the API reads through it (config.routers)."""
+else, and with PUBLIC_DATABASE_URL the API reads through it (config.routers). The views read
+tables that hold only public rows (publicapi/rows.py): whatever SQL the role runs, no function,
+error, plan or statistic of it has a hidden row to show."""
 
 import io
 import json
@@ -16,6 +18,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
+from publicapi import rows
 from publicapi.roles import public_views
 from tests.factories import (
     BrandAliasFactory,
@@ -87,11 +90,9 @@ def test_the_sql_is_printed_without_execute():
         '"public_brand_runways", "public_brands", "public_image_hashes", '
         '"public_street_snap_images", "public_street_snaps" TO "archive_public"'
     ) in sql
-    # the tables under the views: the columns the views read, and row security
-    assert 'GRANT SELECT ("brand_id", ' in sql
-    assert '"reviewer"' not in sql and '"reject_reason"' not in sql
-    assert 'ALTER TABLE "brand_runways" ENABLE ROW LEVEL SECURITY;' in sql
-    assert 'AS RESTRICTIVE FOR SELECT TO "archive_public"' in sql
+    # no table at all, whatever an older version of the command gave it
+    assert 'REVOKE ALL ON ALL TABLES IN SCHEMA public FROM "archive_public"' in sql
+    assert "GRANT SELECT (" not in sql and "POLICY" not in sql
     assert "REVOKE TEMPORARY ON DATABASE" in sql
     assert "DO $$" not in sql
 
@@ -294,19 +295,91 @@ def test_an_expression_that_fails_on_a_hidden_value_never_fails(
     assert failed == []
 
 
-def test_the_tables_beneath_show_the_role_only_public_rows_and_columns(
+def test_the_role_reads_no_table_and_the_tables_beneath_hold_no_hidden_row(
     public_role, archive_with_hidden_rows
 ):
     with connect_as(public_role) as conn:
-        titles = [title for (title,) in conn.execute("SELECT title FROM brand_runways")]
-        keys = [key for (key,) in conn.execute("SELECT storage_key FROM brand_runway_images")]
-        brands = [name for (name,) in conn.execute("SELECT name FROM brands")]
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("SELECT reviewer FROM brand_runways")
+        for table in (
+            "brand_runways",
+            "brand_runway_images",
+            "brands",
+            "public_brand_runway_rows",
+            "public_brand_runway_image_rows",
+            "public_brand_name_rows",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(f"SELECT 1 FROM {table} LIMIT 1")  # noqa: S608 - fixed names
 
-    assert titles == ["Shown"]
-    assert len(keys) == 1 and not HIDDEN.search(keys[0])
-    assert brands == ["Acme"]
+    # As their owner: what the public rows hold, every value of every row.
+    with connection.cursor() as cursor:
+        for table in rows.TABLES:
+            cursor.execute(f"SELECT * FROM {table}")  # noqa: S608 - our own tables
+            values = [str(value) for row in cursor.fetchall() for value in row]
+            assert values, table
+            assert [value for value in values if HIDDEN.search(value)] == [], table
+
+
+def test_a_published_album_whose_bytes_are_not_public_is_in_no_public_row(public_role):
+    waiting = StreetSnapFactory(published=True, bytes_public=False, title="Hidden waiting")
+
+    with connect_as(public_role) as conn:
+        assert conn.execute("SELECT count(*) FROM public_street_snaps").fetchone() == (0,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT title FROM street_snaps")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM public_street_snap_rows WHERE id = %s", [waiting.pk])
+        assert cursor.fetchone() == (0,)
+
+
+def plan_rows(node: dict) -> list[int]:
+    """Every row each scan of a plan read: those it returned and those its filters removed."""
+    read = []
+    if "Relation Name" in node:
+        read.append(
+            int(node.get("Actual Rows", 0)) * int(node.get("Actual Loops", 1))
+            + int(node.get("Rows Removed by Filter", 0))
+            + int(node.get("Rows Removed by Index Recheck", 0))
+        )
+    for child in node.get("Plans", []):
+        read += plan_rows(child)
+    return read
+
+
+def test_the_planner_counts_no_hidden_row(public_role, archive_with_hidden_rows):
+    # The attack that recovered hidden slugs and storage keys one comparison at a time: a
+    # range the attacker chooses, and the rows the plan says it removed.
+    public_count = {}
+    with connection.cursor() as cursor:
+        for view in public_views(connection):
+            cursor.execute(f"SELECT count(*) FROM {view}")  # noqa: S608 - our own views
+            public_count[view] = cursor.fetchone()[0]
+    with connect_as(public_role) as conn:
+        conn.execute("SET enable_seqscan = off")
+        for view in public_views(connection):
+            for column in view_columns(conn, view):
+                for bound in ("", "hidden", "z"):
+                    plan = conn.execute(
+                        f"EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM {view} "  # noqa: S608
+                        f"WHERE {column}::text > %s",
+                        [bound],
+                    ).fetchone()[0]
+                    read = plan_rows(plan[0]["Plan"])
+                    assert all(n <= public_count[view] for n in read), (view, column, read)
+
+
+def test_column_statistics_of_catalog_are_not_the_roles_to_read(
+    public_role, archive_with_hidden_rows
+):
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE brands, brand_runways, public_brand_runway_rows")
+
+    with connect_as(public_role) as conn:
+        stats = conn.execute(
+            "SELECT tablename, most_common_vals::text FROM pg_stats "
+            "WHERE tablename IN ('brands', 'brand_runways', 'brand_runway_images')"
+        ).fetchall()
+
+    assert stats == []
 
 
 # --- The role's password and name are quoted, never spliced into a DO block -----------------

@@ -5,7 +5,7 @@ SQLite)."""
 import pytest
 from django.db import connection
 from django.db.migrations.loader import MigrationLoader
-from django.db.migrations.operations import RunSQL
+from django.db.migrations.operations import RunPython, RunSQL
 from django.utils import timezone
 from hypothesis import settings as machine_settings
 from hypothesis import strategies as st
@@ -111,7 +111,8 @@ def test_every_view_migration_names_its_views_for_restoring():
         name
         for name in own
         if any(
-            isinstance(op, RunSQL) for op in loader.disk_migrations["publicapi", name].operations
+            isinstance(op, RunSQL | RunPython)
+            for op in loader.disk_migrations["publicapi", name].operations
         )
     }
     (newest,) = loader.graph.leaf_nodes("publicapi")

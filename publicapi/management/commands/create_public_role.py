@@ -1,14 +1,13 @@
 """Print (or run) the SQL that makes the public API's PostgreSQL role.
 
-The role may connect and read the public_* views, nothing else: no other table or column, no
-write, no temporary objects, and PostgreSQL's row security keeps every row the views hide
-away from it, beneath any SQL it runs (publicapi/roles.py). Point PUBLIC_DATABASE_URL at it
-and the API reads through it (config.routers).
+The role may connect and read the public_* views, nothing else: no table, no write, no
+temporary objects; the views read tables that hold only public rows (publicapi/roles.py).
+Point PUBLIC_DATABASE_URL at it and the API reads through it (config.routers).
 
-Idempotent, and run again it brings the role and its policies up to date. The SQL printed is
-for the database as it is now (whether the role exists, which public roles the policies
-name). A migrate that re-creates the views gives their SELECT back to every role that had it
-(publicapi.apps), so it need not be run again after an upgrade. docs/operations.md.
+Idempotent, and run again it brings the role up to date. The SQL printed is for the database
+as it is now (whether the role exists). A migrate that re-creates the views gives their SELECT
+back to every role that had it (publicapi.apps), so it need not be run again after an
+upgrade. docs/operations.md.
 """
 
 from urllib.parse import unquote, urlsplit
@@ -17,7 +16,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections, transaction
 
-from publicapi.roles import access_statements, public_views, role_statements, unguarded_views
+from publicapi.roles import access_statements, public_views, role_statements
 
 
 class Command(BaseCommand):
@@ -44,14 +43,9 @@ class Command(BaseCommand):
         if connection.vendor != "postgresql":
             raise CommandError("create_public_role needs PostgreSQL (DATABASE_URL).")
         connection.ensure_connection()
-        if connection.pg_version < 150000:  # type: ignore[attr-defined]  # PostgreSQL only
+        if "public_brand_runway_rows" not in connection.introspection.table_names():
             raise CommandError(
-                "create_public_role needs PostgreSQL 15 or later: the views must check their "
-                "reader's rights (security_invoker) for row security to apply beneath them."
-            )
-        if unguarded := unguarded_views(connection):
-            raise CommandError(
-                f"Run `migrate` first: {', '.join(unguarded)} still check their owner's rights."
+                "Run `migrate` first: the public views are not over the public rows yet."
             )
         password = password or _password_from_url(settings.PUBLIC_DATABASE_URL, name)
         statements = role_statements(connection, name, password) + access_statements(
