@@ -12,7 +12,12 @@ One module per part (docs/architecture.md, "Visibility reaches the bytes and the
 Callers import from here.
 """
 
-from catalog.visibility.flag import RecordSync, bytes_public_on_save, record_bytes_sync
+from catalog.visibility.flag import (
+    RecordSync,
+    bytes_public_on_save,
+    record_bytes_sync,
+    records_bytes_sync,
+)
 from catalog.visibility.outbox import (
     BATCH,
     ChangesRun,
@@ -31,6 +36,7 @@ from catalog.visibility.rule import (
     public_images,
     public_keys_among,
     record_keys,
+    records_keys,
     records_showing,
 )
 from catalog.visibility.stores import (
@@ -68,7 +74,9 @@ __all__ = [
     "record_bytes_sync",
     "record_change_note",
     "record_keys",
+    "records_bytes_sync",
     "records_change_note",
+    "records_keys",
     "records_published_in_bulk",
     "records_showing",
 ]

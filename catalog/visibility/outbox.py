@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from catalog import edge
 from catalog.models import RECORD_MODELS, MediaChange, Record
-from catalog.visibility.flag import record_bytes_sync
+from catalog.visibility.flag import records_bytes_sync
 from catalog.visibility.rule import PUBLISHED
 from catalog.visibility.stores import ERROR_MAX, KeysSync
 
@@ -176,14 +176,14 @@ def media_changes_process(
         except edge.PurgeError as exc:
             logger.warning("edge purge failed (tried again after the bytes): %s", exc)
 
-    # Bytes, once per record whatever the number of its changes.
+    # Bytes, once per record whatever the number of its changes, every record's together.
     errors: dict[tuple[str, int], str] = {}
-    for kind, record_id in records:
-        synced = record_bytes_sync(kind, record_id).keys
-        run.records += 1
-        run.keys.add(synced)
-        if synced.failed:
-            key, error = next(iter(synced.failed.items()))
+    by_record, synced = records_bytes_sync(records)
+    run.records = len(records)
+    run.keys.add(synced)
+    for (kind, record_id), sync in by_record.items():
+        if sync.keys.failed:
+            key, error = next(iter(sync.keys.failed.items()))
             errors[(kind, record_id)] = f"{key}: {error}"
             run.failed_records.append(f"{kind} {record_id}")
 
