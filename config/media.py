@@ -10,6 +10,7 @@ Both say how long a cache may keep the answer; a refusal is never stored (a 404 
 when an editor publishes).
 """
 
+import errno
 from pathlib import Path
 
 from django.conf import settings
@@ -33,7 +34,7 @@ def public_media(request, path: str) -> HttpResponseBase:
     else:
         return _refused(Http404)
     try:
-        response = serve(request, path, document_root=root)
+        response = _serve(request, path, root)
     except Http404:
         return _refused(Http404)
     patch_cache_control(response, public=True, max_age=settings.MEDIA_CACHE_SECONDS)
@@ -49,13 +50,24 @@ def private_media(request, path: str) -> HttpResponseBase:
     location = getattr(default_storage, "location", None)
     try:
         if location is not None:
-            response = serve(request, path, document_root=location)
+            response = _serve(request, path, location)
         else:  # another store behind this route: stream it
             response = FileResponse(default_storage.open(path, "rb"))
     except (Http404, FileNotFoundError):
         return _refused(Http404)
     patch_cache_control(response, private=True, max_age=3600)
     return response
+
+
+def _serve(request, path: str, root) -> HttpResponseBase:
+    """Django's static serve, with a name the file system cannot hold (a component over 255
+    bytes) as missing, not a 500."""
+    try:
+        return serve(request, path, document_root=root)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise Http404(path) from exc
+        raise
 
 
 def favicon(request) -> HttpResponse:
