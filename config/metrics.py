@@ -21,6 +21,7 @@ import os
 import re
 from datetime import UTC, datetime, timedelta
 
+import pybreaker
 from django.conf import settings
 from django.db import DatabaseError, connection
 from django.db.models import Count, DurationField, ExpressionWrapper, F, IntegerField, Min, Q, Sum
@@ -31,7 +32,7 @@ from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from config.breaker import redis as redis_breaker
+from config.health import redis_breaker
 
 logger = logging.getLogger(__name__)
 
@@ -261,11 +262,9 @@ class ArchiveCollector:
         )
         up = GaugeMetricFamily("archive_redis_up", "1 when Redis answered this scrape.")
         try:
-            # Skipped while the breaker is open (config.breaker): a Redis that hangs must not
-            # hold every scrape for its timeout; its failures are logged there, once.
-            if not redis_breaker.allow():
-                raise RedisError("skipped after recent failures")
-            with redis_breaker.call(RedisError):
+            # Skipped while the breaker is open: a Redis that hangs must not hold every
+            # scrape for its timeout.
+            with redis_breaker.calling():
                 for name in sorted(settings.RQ_QUEUES):
                     queue = django_rq.get_queue(name)
                     depth.add_metric([name, "queued"], queue.count)
@@ -273,7 +272,7 @@ class ArchiveCollector:
                     depth.add_metric([name, "started"], queue.started_job_registry.count)
                     depth.add_metric([name, "failed"], queue.failed_job_registry.count)
                     age.add_metric([name], _oldest_age(queue))
-        except RedisError:
+        except (RedisError, pybreaker.CircuitBreakerError):
             up.add_metric([], 0)
             yield up
             return
