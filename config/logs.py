@@ -1,10 +1,7 @@
-"""Log lines that say which request they belong to.
-
-``RequestIdMiddleware`` sets the request id (the caller's ``X-Request-ID`` when it is a sane
-token, else a new one), echoes it back and logs one line per request; ``RequestIdFilter`` (on
-the console handler, see settings.LOGGING) stamps every record with it, and
-``ingest.joblog.JobFilter`` with the ingest job's ids, so a JSON line can be found by any of
-them.
+"""Log lines that say which request they belong to: ``RequestIdMiddleware`` sets the request
+id (the caller's ``X-Request-ID`` when it is a sane token, else a new one), echoes it back and
+logs one line per request; ``RequestIdFilter`` (on the console handler, settings.LOGGING)
+stamps every record with it, as ``ingest.joblog.JobFilter`` does with the ingest job's ids.
 """
 
 import logging
@@ -37,21 +34,11 @@ _CONTROLS = re.compile(
     "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f"
     "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
 )
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match[0]
-    if char in _NAMED:
-        return _NAMED[char]
-    if ord(char) < 0x100:
-        return f"\\x{ord(char):02x}"
-    return f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}"
 
 
 def escape_controls(text: str) -> str:
-    """Control characters as escapes (a line break as \\n): what is left is one line."""
-    return _CONTROLS.sub(_escape, text)
+    """Control characters as Python's escapes (a line break as \\n): what is left is one line."""
+    return _CONTROLS.sub(lambda match: match[0].encode("unicode_escape").decode(), text)
 
 
 class PlainFormatter(logging.Formatter):
@@ -91,9 +78,8 @@ _PROBES = frozenset({"/healthz", "/readyz"})
 
 
 class RequestIdMiddleware:
-    """Outermost middleware: the request id, and one log line per request (the only one:
-    settings.LOGGING quiets runserver's and django.request's lines of the same request);
-    successful health probes are not logged."""
+    """Outermost: the request id, and one log line per request (settings.LOGGING quiets
+    runserver's and django.request's); successful health probes are not logged."""
 
     def __init__(self, get_response):
         self.get_response = get_response

@@ -1,11 +1,7 @@
 """Django's own media routes, for the local store (the embedded mode has no other server):
-
-- ``MEDIA_URL`` (``/media/``), anonymous: without a folder of public copies it answers from
-  the database at each request (catalog.visibility.key_is_public: a published, live record
-  shows the object), else from that folder as it is;
-- ``PRIVATE_MEDIA_URL`` (``/admin/media/``), editors only: any object of the private store,
-  for the admin's tiles of pending and rejected albums.
-
+``MEDIA_URL`` (``/media/``), anonymous: from the database at each request
+(catalog.visibility.key_is_public), or from a folder of public copies as it is;
+``PRIVATE_MEDIA_URL`` (``/admin/media/``), editors only: any object of the private store.
 Both say how long a cache may keep the answer; a refusal is never stored (a 404 becomes a 200
 when an editor publishes).
 """

@@ -1,18 +1,10 @@
 """Prometheus metrics at ``GET /metrics`` (prometheus-client), behind ``METRICS_TOKEN``.
 
-Two sources, so that every number is right however many processes serve and work:
-
-- What the database already knows is computed from it at scrape time: ingest jobs by status
-  and reason, job duration and queue-wait histograms, image outcomes and refusal reasons
-  (from the jobs' reports), near-duplicate flags (from the image rows). rq forks a
-  work-horse per job, on other machines than the web: counters kept in those processes would
-  be lost or need a shared folder; the rows are already shared.
-- Queue depths, and the age of each queue's oldest waiting job, are read from Redis at scrape
-  time.
-- Public API requests by view and status are counted where they happen, in the web
-  processes: a prometheus-client counter, in multiprocess mode under gunicorn
-  (``PROMETHEUS_MULTIPROC_DIR``, set by config/gunicorn.py), so a scrape that reaches any
-  worker sums them all.
+Every number is right however many processes serve and work: what the database knows (jobs,
+their durations and reports, near-duplicate flags) and the queues in Redis are read at scrape
+time (rq's work-horses run elsewhere, and their rows are shared already); public API requests
+are counted in the web processes, in prometheus-client's multiprocess mode under gunicorn
+(``PROMETHEUS_MULTIPROC_DIR``, config/gunicorn.py), so a scrape of any worker sums them all.
 """
 
 import hmac
@@ -45,8 +37,6 @@ API_REQUESTS = Counter(
     registry=_local_registry,
 )
 
-_api_children: dict[tuple[str, int], Counter] = {}
-
 DURATION_BUCKETS = (1, 2, 5, 10, 30, 60, 120, 300, 600, 900, 1800, 3600)
 QUEUE_WAIT_BUCKETS = (1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 21600, 86400)
 FINISHED = ("succeeded", "skipped", "failed")
@@ -63,7 +53,7 @@ SWEEP_FIXED = (
 
 
 class ApiMetricsMiddleware:
-    """Counts public API responses: one dict lookup and one counter increment per request."""
+    """Counts public API responses by the URL's name and the status."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -73,12 +63,7 @@ class ApiMetricsMiddleware:
         if request.path_info.startswith("/api/v1/"):
             match = getattr(request, "resolver_match", None)
             view = match.url_name if match is not None and match.url_name else "unknown"
-            key = (view, response.status_code)
-            child = _api_children.get(key)
-            if child is None:
-                # labels() validates and locks on every call; the children are few and fixed.
-                child = _api_children[key] = API_REQUESTS.labels(view, str(key[1]))
-            child.inc()
+            API_REQUESTS.labels(view, str(response.status_code)).inc()
         return response
 
 

@@ -4,11 +4,9 @@ developer's), made to behave like a server.
 - TCP_NODELAY on each client connection: Python's wsgiref writes a response in several small
   parts, and without it every keep-alive response after the first waited for the client's
   delayed ACK, whatever the app did.
-- A thread serves one client connection (socketserver.ThreadingMixIn); when the client goes,
-  the thread's database connections and Redis connections are closed with it. Django's own
-  server keeps them for CONN_MAX_AGE in a thread that is gone: every connection that was not
-  kept alive left a PostgreSQL and a Redis connection behind, until PostgreSQL refused more
-  ("too many clients already") and the API answered 500.
+- A thread serves one client connection; when the client goes, the thread's database and
+  Redis connections are closed with it. Django's own server keeps them for CONN_MAX_AGE in a
+  thread that is gone, until PostgreSQL refuses more ("too many clients already").
 """
 
 import logging

@@ -121,16 +121,13 @@ else:
 
 # PostgreSQL's planner cost of a random page read, set on the application's connections: the
 # server's default (4) assumes spinning disks, and made a search's facets scan every public
-# runway rather than use the search index (bench/public_api.py's figures: docs/api.md,
-# "Speed"). 1.1 is what PostgreSQL's documentation suggests for SSDs and for data mostly in
-# memory. Empty = the server's own setting.
+# runway rather than use the search index (bench/README.md). 1.1 is what PostgreSQL's
+# documentation suggests for SSDs and for data mostly in memory. Empty = the server's own.
 PG_RANDOM_PAGE_COST = env.str("PG_RANDOM_PAGE_COST", default="1.1")
 
 
 def _planner_options(database: dict) -> None:
-    if database["ENGINE"] != "django.db.backends.postgresql":
-        return
-    if not PG_RANDOM_PAGE_COST:
+    if database["ENGINE"] != "django.db.backends.postgresql" or not PG_RANDOM_PAGE_COST:
         return
     options = database.setdefault("OPTIONS", {})
     given = options.get("options", "")
@@ -342,8 +339,8 @@ EDGE_CACHE_SECONDS = env.int("EDGE_CACHE_SECONDS", default=86400)
 # renditions`.
 RENDITIONS_AT_INGEST = env.bool("RENDITIONS_AT_INGEST", default=True)
 # Images of one album rendered at once by its follow-up job (threads; libvips releases the GIL).
-# 2: most of an image's time is its WebP encode, on one core; two at a time made an album's
-# renditions complete 1.2-1.4x sooner on the 2-core bench machine (docs/renditions.md).
+# 2: most of an image's time is its WebP encode, on one core; two at a time finish an album
+# sooner on a 2-core machine (docs/renditions.md).
 RENDITION_THREADS = env.int("RENDITION_THREADS", default=2)
 
 # --- Ingest -------------------------------------------------------------------------------
@@ -445,9 +442,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 PUBLIC_API_CACHE_SECONDS = env.int("PUBLIC_API_CACHE_SECONDS", default=60)
-# A public, read-only API without credentials: any origin may read it from a browser, and
-# scripts may read the ETag (to send If-None-Match themselves) and Retry-After (after a 429).
-# If-None-Match is not a CORS-safelisted request header: a preflight allows it.
+# Any origin may read the public API from a browser, its scripts the ETag and Retry-After;
+# a preflight allows If-None-Match, which is not a CORS-safelisted request header.
 CORS_URLS_REGEX = r"^/api/v1/"
 CORS_ALLOW_ALL_ORIGINS = True
 CORS_ALLOW_METHODS = ["GET", "HEAD", "OPTIONS"]

@@ -28,17 +28,12 @@ conditional_get = decorator_from_middleware(ConditionalGetMiddleware)
 
 
 def set_cache_headers(request, response, tags: Iterable[str] = ()) -> None:
-    """Successful reads may be cached by anyone (browsers, CDNs) for PUBLIC_API_CACHE_SECONDS;
-    nothing else is stored.
-
-    With a purge backend (EDGE_PURGE_BACKEND), shared caches may keep them EDGE_CACHE_SECONDS
-    (``s-maxage``): every change the public may see purges them by their cache tags
-    (``Surrogate-Key``, publicapi.tags). Browsers keep the short max-age either way.
-
-    No stale-while-revalidate: an unpublished album must leave every cache within max-age.
+    """Successful reads may be cached by anyone for PUBLIC_API_CACHE_SECONDS; with a purge
+    backend, shared caches for EDGE_CACHE_SECONDS (``s-maxage``): every change the public may
+    see purges them by their cache tags (``Surrogate-Key``, publicapi.tags). No
+    stale-while-revalidate: an unpublished album must leave every cache within max-age.
     Errors are never stored: a 404 may become a 200 as soon as an editor publishes, and a 429
-    belongs to one client, never to a shared cache.
-    """
+    belongs to one client."""
     if request.method in ("GET", "HEAD") and 200 <= response.status_code < 300:
         patch_cache_control(response, public=True, max_age=settings.PUBLIC_API_CACHE_SECONDS)
         if settings.EDGE_PURGE_BACKEND:

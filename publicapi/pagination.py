@@ -6,8 +6,6 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from publicapi.search import known_count
-
 MAX_PAGE_SIZE = 100
 # `count` is exact up to this many results; beyond, PostgreSQL's estimate (docs/api.md).
 EXACT_COUNT_LIMIT = 1000
@@ -31,9 +29,6 @@ def capped_count(queryset, *, seen: int) -> int:
     """How many rows `queryset` has: exact up to EXACT_COUNT_LIMIT, beyond it PostgreSQL's
     estimate (counting a long list exactly reads all of it), never below `seen`, the rows the
     pages have shown. SQLite (the embedded mode's small archives) always counts."""
-    known = known_count(queryset)  # a search read its results' ids already
-    if known is not None:
-        return known
     if connections[queryset.db].vendor != "postgresql":
         return queryset.count()
     counted = queryset.order_by()[: EXACT_COUNT_LIMIT + 1].count()
@@ -44,21 +39,20 @@ def capped_count(queryset, *, seen: int) -> int:
 
 
 class PublicPagination(PageNumberPagination):
-    """`page` from 1 and `page_size` up to 100, as the contract says.
-
-    DRF on its own answers 404 to `page=abc` and silently serves the default size for
-    `page_size=abc`; a client that sends garbage (or an empty value) here gets a 400 naming
-    the parameter instead, like a bad filter (the view reports both at once: query_errors).
-    A page past the last one is a 404 (that page does not exist). A `page_size` above the
-    maximum is capped, not refused: asking for "as many as you give" is a fair request.
-
-    A page is read with one row more than it shows, so the last page knows the count and
-    needs no count query.
-    """
+    """`page` from 1 and `page_size` up to 100, as the contract says: garbage (or an empty
+    value) in either is a 400 naming it, like a bad filter (DRF alone answers 404 to
+    `page=abc` and ignores `page_size=abc`); a page past the last one is a 404; a `page_size`
+    above the maximum is capped, not refused. A page is read with one row more than it shows,
+    so the last page knows the count and needs no count query."""
 
     page_size = 20
     page_size_query_param = "page_size"
     max_page_size = MAX_PAGE_SIZE
+    page_query_description = "Page number, from 1. A page past the last one is a 404."
+    page_size_query_description = (
+        f"Results per page, default {page_size}. Values above {max_page_size} are served as "
+        f"{max_page_size}."
+    )
 
     def query_errors(self, request) -> dict[str, list[str]]:
         """The bad `page` and `page_size` values of the request, by name."""
@@ -68,23 +62,18 @@ class PublicPagination(PageNumberPagination):
             if name in request.query_params and positive_int(request.query_params[name]) is None
         }
 
-    def get_page_number(self, request, paginator=None) -> int:
-        value = request.query_params.get(self.page_query_param)
-        number = 1 if value is None else positive_int(value)
-        if number is None:
-            raise ValidationError({self.page_query_param: [WHOLE_NUMBER]})
-        return number
-
     def get_page_size(self, request) -> int:
         value = request.query_params.get(self.page_size_query_param)
-        size = self.page_size if value is None else positive_int(value)
-        if size is None:
-            raise ValidationError({self.page_size_query_param: [WHOLE_NUMBER]})
-        return min(size, self.max_page_size)
+        return min(value and positive_int(value) or self.page_size, self.max_page_size)
 
     def paginate_queryset(self, queryset, request, view=None):
+        errors = self.query_errors(request)
+        if errors:
+            raise ValidationError(errors)
         self.request = request
-        self.number, size = self.get_page_number(request), self.get_page_size(request)
+        value = request.query_params.get(self.page_query_param)
+        self.number = value and positive_int(value) or 1
+        size = self.get_page_size(request)
         offset = (self.number - 1) * size
         if offset > MAX_OFFSET:
             raise NotFound()
@@ -124,25 +113,10 @@ class PublicPagination(PageNumberPagination):
         return replace_query_param(url, self.page_query_param, self.number - 1)
 
     def get_schema_operation_parameters(self, view):
-        return [
-            {
-                "name": self.page_query_param,
-                "required": False,
-                "in": "query",
-                "description": "Page number, from 1. A page past the last one is a 404.",
-                "schema": {"type": "integer", "minimum": 1},
-            },
-            {
-                "name": self.page_size_query_param,
-                "required": False,
-                "in": "query",
-                "description": (
-                    f"Results per page, default {self.page_size}. Values above "
-                    f"{self.max_page_size} are served as {self.max_page_size}."
-                ),
-                "schema": {"type": "integer", "minimum": 1},
-            },
-        ]
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            parameter["schema"]["minimum"] = 1
+        return parameters
 
     def get_paginated_response_schema(self, schema):
         paginated = super().get_paginated_response_schema(schema)

@@ -73,14 +73,11 @@ _WITH_PORT = re.compile(r"^\[(?P<v6>[^\]]+)\](:\d+)?$|^(?P<v4>[\d.]+):\d+$")
 
 def client_ip(request) -> str:
     """The client's address: with NUM_PROXIES set, the one the outermost of our proxies wrote
-    into X-Forwarded-For (DRF's rule); otherwise, or when that entry is not an address, the
-    peer's. Our own rather than django-ipware's: its proxy count counts the proxies listed in
-    the header, where a load balancer appends only the client.
-
-    Always an address in its canonical form: django-axes stores it in an `inet` column (a
-    value such as "evil" was a 500 on the login page), and anything else would let a client
-    that reaches us without our proxies pick a new throttle and lockout identity per request.
-    """
+    into X-Forwarded-For (DRF's rule), else (or if that entry is not an address) the peer's.
+    Our own rather than django-ipware's, whose proxy count counts the proxies listed in the
+    header where a load balancer appends only the client. Always a canonical address:
+    django-axes stores it in an `inet` column, and anything else would let a client that
+    reaches us without our proxies pick a new identity per request."""
     peer = request.META.get("REMOTE_ADDR", "")
     num_proxies = settings.REST_FRAMEWORK.get("NUM_PROXIES") or 0
     forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")

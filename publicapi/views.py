@@ -40,18 +40,17 @@ from publicapi.schema import (
     similar_schema,
 )
 from publicapi.search import NEWEST_FIRST
-from publicapi.serializers import (
+from publicapi.serializers.facets import RunwayFacetsSerializer, StreetSnapFacetsSerializer
+from publicapi.serializers.records import (
     BrandDetailSerializer,
     BrandSerializer,
     IndexSerializer,
     RunwayDetailSerializer,
-    RunwayFacetsSerializer,
     RunwaySerializer,
-    SimilarImagesSerializer,
     StreetSnapDetailSerializer,
-    StreetSnapFacetsSerializer,
     StreetSnapSerializer,
 )
+from publicapi.serializers.similar import SimilarImagesSerializer
 from publicapi.similar import similar_images
 
 INDEX_LATEST = 12
@@ -87,12 +86,6 @@ class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
             raise ValidationError(errors)
         return super().list(request, *args, **kwargs)
 
-    def facet_response(self, request):
-        filterset = self.filterset_class(
-            request.query_params, queryset=self.get_queryset(), request=request
-        )
-        return Response(facet_counts(filterset, self.facets))
-
 
 class PublicRecordViewSet(PublicReadOnlyViewSet):
     """Runways and street snaps: a list shows each with its cover, a detail with its images."""
@@ -118,6 +111,13 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
             raise NotFound()
         return super().get_object()
 
+    @action(detail=False, url_path="facets")
+    def list_facets(self, request):
+        filterset = self.filterset_class(
+            request.query_params, queryset=self.get_queryset(), request=request
+        )
+        return Response(facet_counts(filterset, self.facets))
+
 
 @extend_schema_view(
     list=list_schema(
@@ -133,6 +133,12 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
         "`images` in album order; `looks` groups them by `look_index` (a look and its detail "
         "shots share one), looks in `look_index` order, each naming its `images` by `id`.",
     ),
+    list_facets=facets_schema(
+        RunwayFacetsSerializer,
+        "runways",
+        "Filter counts for the runway list",
+        "`brand` (with its name as `label`), `season_code`, `year`, `collection_type`.",
+    ),
 )
 class RunwayViewSet(PublicRecordViewSet):
     cache_kind = "runway"
@@ -142,16 +148,6 @@ class RunwayViewSet(PublicRecordViewSet):
     detail_serializer_class = RunwayDetailSerializer
     filterset_class = RunwayFilter
     facets = RUNWAY_FACETS
-
-    @facets_schema(
-        RunwayFacetsSerializer,
-        "runways",
-        "Filter counts for the runway list",
-        "`brand` (with its name as `label`), `season_code`, `year`, `collection_type`.",
-    )
-    @action(detail=False, url_path="facets")
-    def list_facets(self, request):
-        return self.facet_response(request)
 
 
 @extend_schema_view(
@@ -168,6 +164,12 @@ class RunwayViewSet(PublicRecordViewSet):
         "`images` in album order; `groups` names each `main` image and its `details` by `id`, "
         "in album order. A detail whose main image is no longer shown is shown as a main image.",
     ),
+    list_facets=facets_schema(
+        StreetSnapFacetsSerializer,
+        "street snaps",
+        "Filter counts for the street-style list",
+        "`city`, `year`, `month`.",
+    ),
 )
 class StreetSnapViewSet(PublicRecordViewSet):
     cache_kind = "street"
@@ -177,16 +179,6 @@ class StreetSnapViewSet(PublicRecordViewSet):
     detail_serializer_class = StreetSnapDetailSerializer
     filterset_class = StreetSnapFilter
     facets = STREET_SNAP_FACETS
-
-    @facets_schema(
-        StreetSnapFacetsSerializer,
-        "street snaps",
-        "Filter counts for the street-style list",
-        "`city`, `year`, `month`.",
-    )
-    @action(detail=False, url_path="facets")
-    def list_facets(self, request):
-        return self.facet_response(request)
 
 
 @extend_schema_view(
