@@ -528,7 +528,8 @@ LOGGING = {
             "class": "logging.StreamHandler",
             "formatter": "json" if LOG_FORMAT == "json" else "plain",
             "filters": ["request", "job"],
-        }
+        },
+        "null": {"class": "logging.NullHandler"},
     },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     # rq and django-rq install their own handlers unless told otherwise; one format for all.
@@ -537,7 +538,7 @@ LOGGING = {
         "rq.worker": {"handlers": ["console"], "propagate": False},
         # One line per request, config.requests': not runserver's access line too, nor
         # django.request's for a 4xx (its 5xx, with the traceback, stay).
-        "django.server": {"handlers": [], "propagate": False},
+        "django.server": {"handlers": ["null"], "propagate": False},
         "django.request": {"level": "ERROR"},
         # Django's own console handler (with DEBUG) would write every django.* line twice.
         "django": {"handlers": [], "propagate": True},
