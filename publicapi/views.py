@@ -70,21 +70,20 @@ class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
         return self.serializer_class
 
     def filter_queryset(self, queryset):
-        # Filters are list parameters; a detail URL names its record whatever the query says.
-        if self.action != "list":
-            return queryset
-        return super().filter_queryset(queryset)
+        # Filters are list parameters, which list() applies; a detail URL names its record
+        # whatever the query says.
+        return queryset
 
     def list(self, request, *args, **kwargs):
-        # Every bad parameter in one 400, the filters' and the page's together.
-        errors = {}
+        # The filters' errors and the page's in one 400; the filterset made once.
         filterset = DjangoFilterBackend().get_filterset(request, self.get_queryset(), self)
-        if filterset is not None and not filterset.is_valid():
-            errors.update(filter_utils.translate_validation(filterset.errors).detail)
-        errors.update(PublicPagination().query_errors(request))
+        errors = self.paginator.query_errors(request)  # type: ignore[union-attr]
+        if not filterset.is_valid():
+            errors = {**filter_utils.translate_validation(filterset.errors).detail, **errors}
         if errors:
             raise ValidationError(errors)
-        return super().list(request, *args, **kwargs)
+        page = self.paginate_queryset(filterset.qs)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
 
 class PublicRecordViewSet(PublicReadOnlyViewSet):
