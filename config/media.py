@@ -56,8 +56,7 @@ def private_media(request, path: str) -> HttpResponseBase:
 
 
 def _serve(request, path: str, root) -> HttpResponseBase:
-    """Django's static serve, with a name the file system cannot hold (a component over 255
-    bytes) as missing, not a 500."""
+    """Django's static serve; a name too long for the file system is missing, not a 500."""
     try:
         return serve(request, path, document_root=root)
     except OSError as exc:
