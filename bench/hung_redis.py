@@ -1,6 +1,6 @@
 """Request latency with a hung Redis (one that accepts connections and never answers: a
-socket of this script's own), with the circuit breaker (config.breaker) and without it (the
-breaker never opening, which is how the web processes behaved before it).
+socket of this script's own), with the circuit breakers (pybreaker: the throttle's and the
+probes') and without them (never opening, as the web processes behaved before them).
 
 In-process (Django's test client), settings as in production (the cache's 1 s socket
 timeout, REDIS_URL pointing at the hung socket), on bench/public_api.py's archive
@@ -63,19 +63,21 @@ def main() -> None:
     from django.conf import settings
     from django.test import Client, override_settings
 
-    from config import breaker
+    from config.health import redis_breaker as probes
+    from publicapi.throttling import redis_breaker as throttle
 
     public_api.ensure_database()
     # The admin's pages without collectstatic's manifest.
     plain_static = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
     override_settings(STORAGES={**settings.STORAGES, "staticfiles": plain_static}).enable()
     web = Client(HTTP_HOST="localhost")
-    ways = {"without the breaker (before)": 10**9, "with the breaker (after)": breaker.FAILURES}
+    ways = {"without the breaker (before)": 10**9, "with the breaker (after)": throttle.fail_max}
     times: dict[tuple[str, str], list[float]] = {(w, p): [] for w in ways for p in PATHS}
     for n in range(ROUNDS):
         for way in list(ways) if n % 2 == 0 else list(reversed(ways)):
-            breaker.redis.reset()
-            breaker.redis.failures = ways[way]
+            for breaker in (probes, throttle):
+                breaker.close()
+                breaker.fail_max = ways[way]
             for label, path in PATHS.items():
                 for _ in range(SAMPLES):
                     started = time.perf_counter()

@@ -2,16 +2,15 @@
 
 ``/healthz``: the process serves requests (no dependency is touched, so a database outage
 never gets every web process restarted). ``/readyz``: the database answers and is migrated,
-Redis answers when ``REDIS_URL`` is set, the media storage answers a read; JSON with one
-entry per check, by name, "OK" or "failing" (what failed, and why, goes to the log: the
-probe is anyone's to call), 503 when one fails. Both are served by
-``config.ops.OpsEndpointsMiddleware`` ahead of the host check and the HTTPS redirect, never
-cached, never throttled.
+Redis answers when ``REDIS_URL`` is set, the media storage answers a read; JSON, each check
+by name "OK" or "failing" (why goes to the log: the probe is anyone's to call), 503 when one
+fails. Served by config.ops ahead of the host check and the HTTPS redirect.
 """
 
 import dataclasses
 from typing import ClassVar
 
+import pybreaker
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
@@ -25,7 +24,11 @@ from health_check.contrib.redis import Redis
 from health_check.exceptions import ServiceUnavailable
 from health_check.views import HealthCheckView
 
-from config.breaker import redis as redis_breaker
+# A Redis that never answers would hold every probe and scrape for its timeout: after two
+# failures in a row they skip it for ten seconds, then one tries again. Per process.
+redis_breaker = pybreaker.CircuitBreaker(
+    fail_max=2, reset_timeout=10, name="Redis", throw_new_error_on_trip=False
+)
 
 
 @dataclasses.dataclass
@@ -35,8 +38,7 @@ class Migrated(HealthCheck):
 
     alias: str = "default"
     # Once this process has seen its migrations applied they stay applied (a release never
-    # unapplies them under running code): later probes skip reading the migration graph,
-    # which costs tens of milliseconds.
+    # unapplies them under running code): later probes skip reading the migration graph.
     applied: ClassVar[set[str]] = set()
 
     def run(self) -> None:
@@ -81,14 +83,14 @@ class StorageAnswers(HealthCheck):
 
 @dataclasses.dataclass
 class RedisAnswers(Redis):
-    """Redis answers a PING, unless the breaker (config.breaker) skips it after recent
-    failures: a Redis that hangs then costs a probe nothing, not its 2 s timeout."""
+    """Redis answers a PING, unless the breaker skips it after recent failures."""
 
     async def run(self) -> None:
-        if not redis_breaker.allow():
-            raise ServiceUnavailable("skipped: Redis failed just before (config.breaker)")
-        with redis_breaker.call():
-            await super().run()
+        try:
+            with redis_breaker.calling():
+                await super().run()
+        except pybreaker.CircuitBreakerError as exc:
+            raise ServiceUnavailable("skipped: Redis failed just before") from exc
 
 
 # The name each check answers under: what is checked, never where (no host, port or path).

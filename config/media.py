@@ -1,17 +1,15 @@
 """Django's own media routes, for the local store (the embedded mode has no other server):
 
-- ``MEDIA_URL`` (``/media/``), anonymous: an object a published, live record shows, asked for
-  by its key exactly (catalog.visibility.records_showing, at each request), from the folder
-  of public copies or, without one, from the private folder. The response carries the image's
-  cache tag and its albums' (catalog.edge), so withdrawing any of them purges it from the
-  edge;
-- ``PRIVATE_MEDIA_URL`` (``/admin/media/``), editors only: any object of the private store,
-  for the admin's tiles of pending and rejected albums.
-
+``MEDIA_URL`` (``/media/``), anonymous: an object a published, live record shows, asked for by
+its key exactly (catalog.visibility.records_showing), from the folder of public copies or,
+without one, from the private one; tagged with the image's and its albums' cache tags
+(catalog.edge), so withdrawing any of them purges it from the edge.
+``PRIVATE_MEDIA_URL`` (``/admin/media/``), editors only: any object of the private store.
 Both say how long a cache may keep the answer; a refusal is never stored (a 404 becomes a 200
 when an editor publishes).
 """
 
+import errno
 from pathlib import Path
 
 from django.conf import settings
@@ -34,8 +32,8 @@ def public_media(request, path: str) -> HttpResponseBase:
         return _refused(Http404)
     store = public_storage() if settings.MEDIA_PUBLIC_COPIES else default_storage
     try:
-        response = serve(request, path, document_root=store.location)  # type: ignore[attr-defined]  # a FileSystemStorage
-    except (Http404, OSError):  # OSError: a name the file system refuses (too long)
+        response = _serve(request, path, store.location)  # type: ignore[attr-defined]  # a FileSystemStorage
+    except Http404:
         return _refused(Http404)
     patch_cache_control(response, public=True, max_age=settings.MEDIA_CACHE_SECONDS)
     if edge.purge_enabled():
@@ -52,13 +50,23 @@ def private_media(request, path: str) -> HttpResponseBase:
     location = getattr(default_storage, "location", None)
     try:
         if location is not None:
-            response = serve(request, path, document_root=location)
+            response = _serve(request, path, location)
         else:  # another store behind this route: stream it
             response = FileResponse(default_storage.open(path, "rb"))
     except (Http404, FileNotFoundError):
         return _refused(Http404)
     patch_cache_control(response, private=True, max_age=3600)
     return response
+
+
+def _serve(request, path: str, root) -> HttpResponseBase:
+    """Django's static serve; a name too long for the file system is missing, not a 500."""
+    try:
+        return serve(request, path, document_root=root)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            raise Http404(path) from exc
+        raise
 
 
 def favicon(request) -> HttpResponse:

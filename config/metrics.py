@@ -1,18 +1,10 @@
 """Prometheus metrics at ``GET /metrics`` (prometheus-client), behind ``METRICS_TOKEN``.
 
-Two sources, so that every number is right however many processes serve and work:
-
-- What the database already knows is computed from it at scrape time: ingest jobs by status
-  and reason, job duration and queue-wait histograms, image outcomes and refusal reasons
-  (from the jobs' reports), near-duplicate flags (from the image rows). rq forks a
-  work-horse per job, on other machines than the web: counters kept in those processes would
-  be lost or need a shared folder; the rows are already shared.
-- Queue depths, and the age of each queue's oldest waiting job, are read from Redis at scrape
-  time.
-- Public API requests by view and status are counted where they happen, in the web
-  processes: a prometheus-client counter, in multiprocess mode under gunicorn
-  (``PROMETHEUS_MULTIPROC_DIR``, set by config/gunicorn.py), so a scrape that reaches any
-  worker sums them all.
+Every number is right however many processes serve and work: what the database knows (jobs,
+their durations and reports, near-duplicate flags) and the queues in Redis are read at scrape
+time (rq's work-horses run elsewhere, and their rows are shared already); public API requests
+are counted in the web processes, in prometheus-client's multiprocess mode under gunicorn
+(``PROMETHEUS_MULTIPROC_DIR``, config/gunicorn.py), so a scrape of any worker sums them all.
 """
 
 import hmac
@@ -21,6 +13,7 @@ import os
 import re
 from datetime import UTC, datetime, timedelta
 
+import pybreaker
 from django.conf import settings
 from django.db import DatabaseError, connection
 from django.db.models import Count, DurationField, ExpressionWrapper, F, IntegerField, Min, Q, Sum
@@ -31,7 +24,7 @@ from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from config.breaker import redis as redis_breaker
+from config.health import redis_breaker
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +36,6 @@ API_REQUESTS = Counter(
     ["view", "status"],
     registry=_local_registry,
 )
-
-_api_children: dict[tuple[str, int], Counter] = {}
 
 DURATION_BUCKETS = (1, 2, 5, 10, 30, 60, 120, 300, 600, 900, 1800, 3600)
 QUEUE_WAIT_BUCKETS = (1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 21600, 86400)
@@ -62,7 +53,7 @@ SWEEP_FIXED = (
 
 
 class ApiMetricsMiddleware:
-    """Counts public API responses: one dict lookup and one counter increment per request."""
+    """Counts public API responses by the URL's name and the status."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -72,12 +63,7 @@ class ApiMetricsMiddleware:
         if request.path_info.startswith("/api/v1/"):
             match = getattr(request, "resolver_match", None)
             view = match.url_name if match is not None and match.url_name else "unknown"
-            key = (view, response.status_code)
-            child = _api_children.get(key)
-            if child is None:
-                # labels() validates and locks on every call; the children are few and fixed.
-                child = _api_children[key] = API_REQUESTS.labels(view, str(key[1]))
-            child.inc()
+            API_REQUESTS.labels(view, str(response.status_code)).inc()
         return response
 
 
@@ -261,11 +247,9 @@ class ArchiveCollector:
         )
         up = GaugeMetricFamily("archive_redis_up", "1 when Redis answered this scrape.")
         try:
-            # Skipped while the breaker is open (config.breaker): a Redis that hangs must not
-            # hold every scrape for its timeout; its failures are logged there, once.
-            if not redis_breaker.allow():
-                raise RedisError("skipped after recent failures")
-            with redis_breaker.call(RedisError):
+            # Skipped while the breaker is open: a Redis that hangs must not hold every
+            # scrape for its timeout.
+            with redis_breaker.calling():
                 for name in sorted(settings.RQ_QUEUES):
                     queue = django_rq.get_queue(name)
                     depth.add_metric([name, "queued"], queue.count)
@@ -273,7 +257,7 @@ class ArchiveCollector:
                     depth.add_metric([name, "started"], queue.started_job_registry.count)
                     depth.add_metric([name, "failed"], queue.failed_job_registry.count)
                     age.add_metric([name], _oldest_age(queue))
-        except RedisError:
+        except (RedisError, pybreaker.CircuitBreakerError):
             up.add_metric([], 0)
             yield up
             return

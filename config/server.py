@@ -3,12 +3,10 @@ developer's), made to behave like a server.
 
 - TCP_NODELAY on each client connection: Python's wsgiref writes a response in several small
   parts, and without it every keep-alive response after the first waited for the client's
-  delayed ACK (~40 ms): about 80 requests/s whatever the app did.
-- A thread serves one client connection (socketserver.ThreadingMixIn); when the client goes,
-  the thread's database connections and Redis connections are closed with it. Django's own
-  server keeps them for CONN_MAX_AGE in a thread that is gone: every connection that was not
-  kept alive left a PostgreSQL and a Redis connection behind, until PostgreSQL refused more
-  ("too many clients already") and the API answered 500.
+  delayed ACK, whatever the app did.
+- A thread serves one client connection; when the client goes, the thread's database and
+  Redis connections are closed with it. Django's own server keeps them for CONN_MAX_AGE in a
+  thread that is gone, until PostgreSQL refuses more ("too many clients already").
 """
 
 import logging
@@ -43,7 +41,8 @@ def close_thread_connections() -> None:
     for cache in caches.all(initialized_only=True):
         if isinstance(cache, RedisCache):
             try:
-                for pool in cache._cache._pools.values():  # type: ignore[attr-defined]  # RedisCacheClient's
+                # Django's RedisCache has no public way to close its connection pools.
+                for pool in cache._cache._pools.values():  # type: ignore[attr-defined]
                     pool.disconnect()
             except Exception:  # a Redis that is gone has nothing to close
                 logger.debug("closing a Redis pool failed", exc_info=True)

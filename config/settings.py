@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "config.apps.ProjectConfig",  # before staticfiles: its runserver (config.server) wins
     "django.contrib.staticfiles",
+    "corsheaders",
     "rest_framework",
     "django_filters",
     "drf_spectacular",
@@ -51,19 +52,15 @@ MIDDLEWARE = [
     "config.logs.RequestIdMiddleware",
     "config.ops.OpsEndpointsMiddleware",
     "config.metrics.ApiMetricsMiddleware",
-    # Answers the busiest public reads (record lists and details) itself, with the pieces of
-    # the middleware below and of DRF that they need, the security headers included; the rest
-    # goes on down (publicapi.lean).
-    "publicapi.lean.LeanReadMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Django's, but skipped for reads of the public API, which need none of them (config.site).
-    "config.site.SiteSessionMiddleware",
+    # Before CommonMiddleware, as django-cors-headers asks: its headers go on every response.
+    "corsheaders.middleware.CorsMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    # Django's own, as `check --deploy` wants it (for a DRF view it only reads a cookie).
     "django.middleware.csrf.CsrfViewMiddleware",
-    "config.site.SiteAuthenticationMiddleware",
-    "config.site.SiteMessageMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes requires: it turns a locked-out login into the lockout response.
     "axes.middleware.AxesMiddleware",
@@ -124,19 +121,13 @@ else:
 
 # PostgreSQL's planner cost of a random page read, set on the application's connections: the
 # server's default (4) assumes spinning disks, and made a search's facets scan every public
-# runway rather than use the search index (bench/public_api.py's figures: docs/api.md,
-# "Speed"). 1.1 is what PostgreSQL's documentation suggests for SSDs and for data mostly in
-# memory. Empty = the server's own setting.
+# runway rather than use the search index (bench/README.md). 1.1 is what PostgreSQL's
+# documentation suggests for SSDs and for data mostly in memory. Empty = the server's own.
 PG_RANDOM_PAGE_COST = env.str("PG_RANDOM_PAGE_COST", default="1.1")
 
 
 def _planner_options(database: dict) -> None:
-    if database["ENGINE"] != "django.db.backends.postgresql":
-        return
-    # Django's backend with a health check that asks the socket, not the server (a round
-    # trip per request): config/postgresql/base.py.
-    database["ENGINE"] = "config.postgresql"
-    if not PG_RANDOM_PAGE_COST:
+    if database["ENGINE"] != "django.db.backends.postgresql" or not PG_RANDOM_PAGE_COST:
         return
     options = database.setdefault("OPTIONS", {})
     given = options.get("options", "")
@@ -357,8 +348,8 @@ EDGE_CACHE_SECONDS = env.int("EDGE_CACHE_SECONDS", default=86400)
 # renditions`.
 RENDITIONS_AT_INGEST = env.bool("RENDITIONS_AT_INGEST", default=True)
 # Images of one album rendered at once by its follow-up job (threads; libvips releases the GIL).
-# 2: most of an image's time is its WebP encode, on one core; two at a time made an album's
-# renditions complete 1.2-1.4x sooner on the 2-core bench machine (docs/renditions.md).
+# 2: most of an image's time is its WebP encode, on one core; two at a time finish an album
+# sooner on a 2-core machine (docs/renditions.md).
 RENDITION_THREADS = env.int("RENDITION_THREADS", default=2)
 
 # --- Ingest -------------------------------------------------------------------------------
@@ -460,6 +451,13 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 PUBLIC_API_CACHE_SECONDS = env.int("PUBLIC_API_CACHE_SECONDS", default=60)
+# Any origin may read the public API from a browser, its scripts the ETag and Retry-After;
+# a preflight allows If-None-Match, which is not a CORS-safelisted request header.
+CORS_URLS_REGEX = r"^/api/v1/"
+CORS_ALLOW_ALL_ORIGINS = True
+CORS_ALLOW_METHODS = ["GET", "HEAD", "OPTIONS"]
+CORS_ALLOW_HEADERS = ["Accept", "If-None-Match"]
+CORS_EXPOSE_HEADERS = ["ETag", "Retry-After"]
 # "Similar images": at most this many differing hash bits (0-15; the band scheme's limit).
 PUBLIC_SIMILAR_MAX_DISTANCE = env.int(
     "PUBLIC_SIMILAR_MAX_DISTANCE", default=INGEST_DUPLICATE_MAX_DISTANCE
@@ -492,7 +490,7 @@ AXES_COOLOFF_MINUTES = env.int("AXES_COOLOFF_MINUTES", default=15)
 AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "config.clients.client_ip"
+AXES_CLIENT_IP_CALLABLE = "publicapi.throttling.client_ip"
 AXES_COOLOFF_MESSAGE = (
     f"Too many failed logins for this username from your address: logging in is locked for "
     f"{AXES_COOLOFF_MINUTES} minutes. Try again later, or ask an administrator to unlock it."
@@ -512,12 +510,16 @@ USE_TZ = True
 
 # --- Logs -----------------------------------------------------------------------------------
 # LOG_FORMAT=json (the container's default): one JSON object per line, with the request id,
-# ingest job id and rq job id as fields (config.logs). plain: for a terminal (`make run`).
+# ingest job id and rq job id as fields (config.logs, ingest.joblog). plain: for a terminal
+# (`make run`).
 LOG_FORMAT = env.str("LOG_FORMAT", default="plain")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "config.logs.ContextFilter"}},
+    "filters": {
+        "request": {"()": "config.logs.RequestIdFilter"},
+        "job": {"()": "ingest.joblog.JobFilter"},
+    },
     "formatters": {
         "plain": {
             "()": "config.logs.PlainFormatter",
@@ -534,16 +536,21 @@ LOGGING = {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": "json" if LOG_FORMAT == "json" else "plain",
-            "filters": ["context"],
-        }
+            "filters": ["request", "job"],
+        },
+        "null": {"class": "logging.NullHandler"},
     },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     # rq and django-rq install their own handlers unless told otherwise; one format for all.
     "loggers": {
         "rq": {"handlers": ["console"], "propagate": False},
         "rq.worker": {"handlers": ["console"], "propagate": False},
-        # runserver's own access line ("GET / 200"): config.requests writes one already.
-        "django.server": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+        # One line per request, config.requests': not runserver's access line too, nor
+        # django.request's for a 4xx (its 5xx, with the traceback, stay).
+        "django.server": {"handlers": ["null"], "propagate": False},
+        "django.request": {"level": "ERROR"},
+        # Django's own console handler (with DEBUG) would write every django.* line twice.
+        "django": {"handlers": [], "propagate": True},
         # django-axes announces its configuration at every start; lockouts stay WARNING.
         "axes.apps": {"level": "WARNING"},
         # libvips logs every step of every resize at INFO.

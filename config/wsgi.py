@@ -1,17 +1,12 @@
 import os
 
-import django
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
-
-from config.handler import ArchiveWSGIHandler
+from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-# What django.core.wsgi.get_wsgi_application() does, with the project's handler.
-django.setup(set_prefix=False)
-
-application = ArchiveWSGIHandler()
+application = get_wsgi_application()
 
 # gunicorn runs no system checks (runserver, migrate and rqworker do): refuse to serve with a
 # configuration error, such as a malformed INGEST_SECRETS entry, instead of failing per request.

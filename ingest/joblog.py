@@ -2,7 +2,8 @@
 
 The task entry points (``ingest.tasks``, run by rq or by the embedded mode's
 ``ingest.thread_pool``) run a job inside ``run_logged``: it binds the ingest job id and rq job
-id for the job's log lines (config.logs stamps them on every record), collects the phase
+id for the job's log lines (JobFilter stamps them on every record: settings.LOGGING names it on
+the console handler), collects the phase
 timings the pipeline reports through ``phase``, and ends with exactly one ``ingest job ended``
 line: outcome, reason, record, counts, durations.
 """
@@ -26,6 +27,14 @@ class JobContext:
 
 
 current: ContextVar[JobContext | None] = ContextVar("ingest_job", default=None)
+
+
+class JobFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        job = current.get()
+        record.ingest_job_id = job.ingest_job_id if job else None
+        record.rq_job_id = job.rq_job_id if job else None
+        return True
 
 
 @contextmanager

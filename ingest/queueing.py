@@ -10,6 +10,7 @@ import logging
 import time
 from typing import Any
 
+import pybreaker
 from django.conf import settings
 from django.db import DatabaseError
 from django.utils import timezone
@@ -18,7 +19,6 @@ from redis.exceptions import RedisError
 from rq import Retry
 
 from catalog.jobs import RUN_RENDITIONS, renditions_job_enqueue
-from config.breaker import redis as redis_breaker
 from ingest import thread_pool
 from ingest.models import IngestJob
 
@@ -30,6 +30,11 @@ RUN_INGEST_JOB_IN_PROCESS = "ingest.tasks.run_ingest_job_in_process"
 RUN_MEDIA_SYNC = "catalog.tasks.run_media_sync"
 # The visibility job's one rq id: a burst of changes asks for one waiting run, not one each.
 VISIBILITY_JOB_ID = "visibility-sync"
+# After two failed enqueues in a row, the next skip Redis for ten seconds (per process): the
+# crawler's 202 or the editor's retry need not wait for it to time out again.
+redis_breaker = pybreaker.CircuitBreaker(
+    fail_max=2, reset_timeout=10, throw_new_error_on_trip=False
+)
 
 
 def rq_job_id(job_id: int) -> str:
@@ -53,18 +58,11 @@ def ingest_job_enqueue(*, job_id: int) -> bool:
         thread_pool.submit(RUN_INGEST_JOB_IN_PROCESS, job_id, time.monotonic())
         return True
     intervals = settings.INGEST_RETRY_INTERVALS
-    if not redis_breaker.allow():
-        # Redis failed just before (config.breaker): the crawler's 202 or the editor's retry
-        # need not wait for it to time out again.
-        logger.info(
-            "ingest job %s: Redis skipped after failures; reconcile will enqueue it", job_id
-        )
-        return False
     try:
         # commit_mode="auto": we are already past the commit (on_commit or outside any
         # transaction), and we need to know whether the enqueue reached Redis.
         queue = get_queue(settings.INGEST_QUEUE, commit_mode="auto")
-        with redis_breaker.call(RedisError), queue.connection.pipeline() as pipe:
+        with redis_breaker.calling(), queue.connection.pipeline() as pipe:
             # One transaction: the job's entry still waiting on the queue (two reconciles at
             # once, a retry racing one) is replaced, not doubled. A second delivery that still
             # gets through (a worker took the first meanwhile) finds the job leased, or
@@ -84,6 +82,11 @@ def ingest_job_enqueue(*, job_id: int) -> bool:
                 pipeline=pipe,
             )
             pipe.execute()
+    except pybreaker.CircuitBreakerError:
+        logger.info(
+            "ingest job %s: Redis skipped after failures; reconcile will enqueue it", job_id
+        )
+        return False
     except RedisError:
         logger.warning("ingest job %s: Redis unavailable; reconcile will enqueue it", job_id)
         return False

@@ -31,7 +31,7 @@ REDIS_DOWN = (RedisConnectionError, RedisTimeoutError)
 
 class JobIdsInLogs:
     """rq's own lines about a job (its start, "Job OK", its result) carry the job's ids too,
-    like every line the job itself logs (config.logs.ContextFilter)."""
+    like every line the job itself logs (ingest.joblog.JobFilter)."""
 
     def perform_job(self, job, queue, execution) -> bool:
         ingest_job_id = job.args[0] if job.func_name == RUN_INGEST_JOB and job.args else None

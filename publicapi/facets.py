@@ -7,9 +7,9 @@ SQLite one query per facet and one for the total. A `q` counts every match (no r
 no cap); on PostgreSQL its brand lookup is one more query.
 
 The brand facet groups by brand_id, not by its slug and name: hashing two strings per row
-per grouping set was half the time of an unfiltered count (bench/public_api.py). The slug
-and name of each brand counted are read afterwards, one index probe per brand, before the
-values are ordered and cut (a tie at the 50th value is broken by the slug, as before).
+per grouping set costs more than the rest of an unfiltered count. The slug and name of each
+brand counted are read afterwards, one index probe per brand, before the values are ordered
+and cut (a tie at the 50th value is broken by the slug).
 """
 
 from __future__ import annotations

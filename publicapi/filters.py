@@ -5,8 +5,6 @@ parameter: leave a parameter out to not filter by it. The schema states the same
 bounds (extend_schema_field), so the docs and schemathesis know exactly what is accepted.
 """
 
-from typing import TYPE_CHECKING
-
 from django import forms
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema_field
@@ -17,14 +15,7 @@ from publicapi.models import PublicBrand, PublicRunway, PublicStreetSnap
 EMPTY_MESSAGE = "Give a value, or leave the parameter out."
 
 
-if TYPE_CHECKING:
-    # What the mixin is mixed into, for the type checker only (at run time it is a plain mixin).
-    _FormField = forms.Field
-else:
-    _FormField = object
-
-
-class RequireValue(_FormField):
+class RequireValue(forms.Field):
     """A form field mixin: present but empty is an error (absent is fine: no filter)."""
 
     def to_python(self, value):

@@ -5,7 +5,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 
 from publicapi.facets import MAX_VALUES as MAX_FACET_VALUES
-from publicapi.serializers import ErrorSerializer, SimilarImagesSerializer
+from publicapi.serializers.errors import ErrorSerializer
+from publicapi.serializers.similar import SimilarImagesSerializer
 from publicapi.similar import MAX_RESULTS as MAX_SIMILAR
 
 CACHE_HEADERS = [

@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 
 from django.db import connection
 from django.db.models import BooleanField, F, Func, IntegerField, Q, Value
@@ -59,7 +58,7 @@ class Word:
         )
 
     def matches(self, token: str) -> bool:
-        folded = _folded(self.text)
+        folded = fold(self.text)
         return token.startswith(folded) if self.prefix else token == folded
 
 
@@ -73,9 +72,6 @@ def parse(q: str) -> list[Word]:
 def fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text.casefold().translate(_FOLD))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-_folded = lru_cache(maxsize=1024)(fold)
 
 
 def tokens(*texts: str) -> set[str]:
@@ -162,19 +158,9 @@ def _search_postgres(queryset, words: list[Word], brands: list[set[int]] | None)
 SEARCH_RANK = "archive_search_rank"
 
 
-@lru_cache(maxsize=256)
-def _parsed(q: str) -> tuple[Word, ...]:
-    return tuple(parse(q))
-
-
-@lru_cache(maxsize=256)
-def _brand_sets(brands: str) -> tuple[frozenset[int], ...]:
-    return tuple(frozenset(int(b) for b in part.split()) for part in brands.split(";"))
-
-
 def rank_row(q: str, brands: str, brand_id: int | None, *texts) -> int | None:
     """SEARCH_RANK: `texts` are a weight ("A", "B", "C") followed by that weight's texts."""
-    words = _parsed(q)
+    words = parse(q)
     if not words:
         return None
     fields: dict[str, set[str]] = {}
@@ -185,7 +171,7 @@ def rank_row(q: str, brands: str, brand_id: int | None, *texts) -> int | None:
             fields.setdefault(weight, set())
         elif text is not None:
             fields[weight] |= tokens(str(text))
-    named = _brand_sets(brands) if brands else ()
+    named = [{int(b) for b in part.split()} for part in brands.split(";")] if brands else []
     total = 0
     for n, word in enumerate(words):
         if n < len(named) and brand_id in named[n]:
@@ -270,36 +256,13 @@ def by_relevance(queryset, matched):
     On PostgreSQL the candidates' ids are read first, in one query, and given to the page and
     the count as one array: as a subquery, each of them would find the matches again."""
     candidates = matched.order_by(*NEWEST_FIRST).values_list("pk", flat=True)[:MAX_RANKED]
-    known = None
     if connection.vendor == "postgresql":
-        ids = list(candidates)
-        candidates_sql = RawSQL(  # noqa: S611 - the ids are a parameter
-            "id = ANY(%s::bigint[])", [_id_array(ids)], output_field=BooleanField()
+        ids = _id_array(candidates)
+        # The ids are a parameter.
+        queryset = queryset.filter(
+            RawSQL("id = ANY(%s::bigint[])", [ids], output_field=BooleanField())  # noqa: S611
         )
-        queryset = queryset.filter(candidates_sql)
-        # `matched` is `queryset` searched, so the rows left are exactly the candidates (the
-        # search is the last filter: filters.SearchableFilterSet).
-        known = len(ids)
     else:
         queryset = queryset.filter(pk__in=candidates)
     rank = matched.query.annotations[RANK]
-    ranked = queryset.alias(**{RANK: rank}).order_by(F(RANK).desc(), *NEWEST_FIRST)
-    if known is not None:
-        setattr(ranked.query, _KNOWN_COUNT, (known, ranked.query.where))
-    return ranked
-
-
-# The number of rows of a queryset, when the search that made it knows it, as an attribute
-# of its Query with the Query's WHERE clause: a clone (any filter or ordering) copies the
-# attribute but clones the clause, so a count known of one queryset is never taken for
-# another's, even one with the same rows.
-_KNOWN_COUNT = "public_known_count"
-
-
-def known_count(queryset) -> int | None:
-    """How many rows `queryset` has, if by_relevance made it as it is and knows
-    (PostgreSQL)."""
-    known = getattr(queryset.query, _KNOWN_COUNT, None)
-    if known is None or known[1] is not queryset.query.where:
-        return None
-    return known[0]
+    return queryset.alias(**{RANK: rank}).order_by(F(RANK).desc(), *NEWEST_FIRST)

@@ -21,9 +21,6 @@ RUNWAYS, STREET_SNAPS, BRANDS = "runways", "street-snaps", "brands"
 RUNWAY_TAG, STREET_SNAP_TAG, BRAND_TAG = "runway:", "street-snap:", "brand:"  # + id or slug
 _RECORD = {"runway": RUNWAY_TAG, "street": STREET_SNAP_TAG}
 
-# Each of these takes a page's records at once (one loop, no call per record): a page of 50
-# runways named its 100 tags in a twentieth of its time in Python (docs/api.md).
-
 
 def runways_tags(runways: Iterable[Mapping[str, Any]]) -> list[str]:
     """Each runway's tag, then its brand's, runway by runway."""

@@ -1,32 +1,24 @@
 """The read-only public API. Every query reads the public_* view models only, so nothing that
 is not published and live can be served (the views decide; see publicapi/sql.py).
 
-Query counts are fixed, whatever the page or album size: a list is one statement, the page
-with its covers and the count (none on a last page, nor for a search on PostgreSQL, nor while
-a long list's estimate is kept); a detail is one query, the record left-joined to its
-images. Lists and details run statements compiled once (publicapi.queries): under load every
-round trip and every compile costs.
-
-A list's covers are joined to the page after it is cut, not to the list before: PostgreSQL
-would otherwise join every public image before sorting and cutting the page, which on a deep
-page of a large archive costs many times the page itself (the figures are in docs/api.md).
+Query counts are fixed, whatever the page or album size: a list page is its rows, their
+covers (one query for the page, not a join over the whole list: PostgreSQL would join every
+public image before sorting and cutting the page) and, unless it is the last page, the capped
+count (publicapi.pagination); a detail is the record with its cover, and its images.
 """
 
-from collections.abc import Callable, Mapping
-from functools import lru_cache
-from typing import cast
+from collections.abc import Mapping
 
 from django.conf import settings
-from django.db.models import Model, Prefetch, QuerySet
-from django_filters.rest_framework import FilterSet
+from django.db.models import Model, Prefetch
+from django_filters import utils as filter_utils
+from django_filters.rest_framework import DjangoFilterBackend, FilterSet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
-from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from publicapi import queries
 from publicapi.facets import RUNWAY_FACETS, STREET_SNAP_FACETS, Facet, facet_counts
 from publicapi.filters import BrandFilter, RunwayFilter, StreetSnapFilter
 from publicapi.http import PublicAPIView
@@ -48,40 +40,22 @@ from publicapi.schema import (
     similar_schema,
 )
 from publicapi.search import NEWEST_FIRST
-from publicapi.serializers import (
+from publicapi.serializers.facets import RunwayFacetsSerializer, StreetSnapFacetsSerializer
+from publicapi.serializers.records import (
     BrandDetailSerializer,
     BrandSerializer,
     IndexSerializer,
     RunwayDetailSerializer,
-    RunwayFacetsSerializer,
     RunwaySerializer,
-    SimilarImagesSerializer,
     StreetSnapDetailSerializer,
-    StreetSnapFacetsSerializer,
     StreetSnapSerializer,
 )
+from publicapi.serializers.similar import SimilarImagesSerializer
 from publicapi.similar import similar_images
 
-__all__ = ["NEWEST_FIRST"]
-MAX_OFFSET = 2**53
 INDEX_LATEST = 12
 INDEX_FEATURED_BRANDS = 48
-
-
-@lru_cache(maxsize=256)
-def page_links(url: str, number: int, has_next: bool) -> tuple[str | None, str | None]:
-    """The previous and next pages' URLs of page `number` at `url`. Kept per URL: the same
-    pages are asked for again and again, and DRF's helpers parse, sort and quote the whole
-    query string each time (a tenth of a short page's time in Python)."""
-    name = PublicPagination.page_query_param
-    previous = None
-    if number > 1:
-        previous = (
-            remove_query_param(url, name)
-            if number == 2
-            else replace_query_param(url, name, number - 1)
-        )
-    return previous, replace_query_param(url, name, number + 1) if has_next else None
+ALBUM_ORDER = ["sort_order", "id"]
 
 
 class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
@@ -96,96 +70,48 @@ class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
         return self.serializer_class
 
     def filter_queryset(self, queryset):
-        # Filters are list parameters; a detail URL names its record whatever the query says.
-        if self.action != "list":
-            return queryset
-        return super().filter_queryset(queryset)
+        # Filters are list parameters, which list() applies; a detail URL names its record
+        # whatever the query says.
+        return queryset
+
+    def list(self, request, *args, **kwargs):
+        # The filters' errors and the page's in one 400; the filterset made once.
+        filterset = DjangoFilterBackend().get_filterset(request, self.get_queryset(), self)
+        errors = self.paginator.query_errors(request)  # type: ignore[union-attr]
+        if not filterset.is_valid():
+            errors = {**filter_utils.translate_validation(filterset.errors).detail, **errors}
+        if errors:
+            raise ValidationError(errors)
+        page = self.paginate_queryset(filterset.qs)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
 
 class PublicRecordViewSet(PublicReadOnlyViewSet):
-    """Runways and street snaps: lists and details through publicapi.queries (statements
-    compiled once, rows without model instances), the same JSON as the serializers give."""
+    """Runways and street snaps: a list shows each with its cover, a detail with its images."""
 
     lookup_value_regex = r"[0-9]+"
-    serializer_class: type[RunwaySerializer] | type[StreetSnapSerializer]
+    record_model: type[Model]
+    image_model: type[Model]
 
     def get_queryset(self):
-        return self.serializer_class.table.model._default_manager.order_by(*NEWEST_FIRST)
+        records = self.record_model._default_manager.order_by(*NEWEST_FIRST)
+        if self.action == "retrieve":
+            images = self.image_model._default_manager.order_by(*ALBUM_ORDER)
+            return records.select_related("cover").prefetch_related(
+                Prefetch("images", queryset=images)
+            )
+        if self.action == "list":
+            return records.prefetch_related("cover")
+        return records
 
-    def list(self, request, *args, **kwargs):
-        pagination = cast(PublicPagination, self.paginator)  # the pagination_class
-        number = pagination.get_page_number(request, None)
-        size = pagination.get_page_size(request)
-        filtered = None
-        if self.names_a_filter(request.query_params):
-            filtered = lambda: self.filter_queryset(self.get_queryset())  # noqa: E731
-        data = self.page_data(request, number, size, filtered, self.rendered)
-        if data is None:
+    def get_object(self):
+        # More digits than any id (a bigint; SQLite's driver would overflow): not public.
+        if len(self.kwargs[self.lookup_field]) > 18:
             raise NotFound()
-        return Response(data)
+        return super().get_object()
 
-    def retrieve(self, request, *args, **kwargs):
-        record = self.record(self.kwargs[self.lookup_field])
-        if record is None:
-            raise NotFound()
-        return Response(self.rendered(record))
-
-    # The classmethods below are the whole of a list and a detail for this view and for the
-    # lean path (publicapi.lean), which serves the common requests without a view instance.
-
-    @classmethod
-    def names_a_filter(cls, query) -> bool:
-        """Whether the query names a filter (anything else in it is ignored)."""
-        return any(name in query for name in cls.filterset_class.base_filters)
-
-    @classmethod
-    def page_data(
-        cls, request, number: int, size: int, filtered: Callable[[], QuerySet] | None, render
-    ) -> dict | None:
-        """A list page's JSON (`filtered` gives the filtered queryset, after the page is
-        known to be within reach; None: the whole list), its records rendered by
-        `render(records, many=True)`; None if there is no such page."""
-        offset = (number - 1) * size
-        if offset > MAX_OFFSET:  # past any list (and past what SQL takes as an offset)
-            return None
-        model = cls.serializer_class.table.model
-        queryset = None if filtered is None else filtered()
-        page = queries.page(model, queryset, offset=offset, size=size)
-        if page is None:
-            return None
-        previous, next_ = page_links(request.build_absolute_uri(), number, page.has_next)
-        return {
-            "count": page.count,
-            "next": next_,
-            "previous": previous,
-            "results": render(page.records, many=True),
-        }
-
-    @classmethod
-    def record(cls, pk: str):
-        """The public record of id `pk` (digits) with its images, or None."""
-        if len(pk) > 18:  # beyond any id (and a bigint: SQLite's driver would overflow)
-            return None
-        return queries.detail(cls.serializer_class.table.model, int(pk))
-
-    @staticmethod
-    def fast_rendered(serializer_class, instance, request, *, many: bool = False):
-        """The serializer's table rendered directly: no serializer objects per request (their
-        construction was a tenth of a list request's Python)."""
-        render = serializer_class.table.render
-        if many:
-            return [render(record, request) for record in instance]
-        return render(instance, request)
-
-    def rendered(self, instance, *, many: bool = False):
-        """The JSON of a record or a page of them: fast_rendered, or DRF's serializer when
-        TableSerializer.fast is off."""
-        serializer_class = self.get_serializer_class()
-        if not serializer_class.fast:
-            return self.get_serializer(instance, many=many).data
-        return self.fast_rendered(serializer_class, instance, self.request, many=many)
-
-    def facet_response(self, request):
+    @action(detail=False, url_path="facets")
+    def list_facets(self, request):
         filterset = self.filterset_class(
             request.query_params, queryset=self.get_queryset(), request=request
         )
@@ -204,25 +130,23 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
         "runways",
         "A runway with its images and looks",
         "`images` in album order; `looks` groups them by `look_index` (a look and its detail "
-        "shots share one), looks in `look_index` order, each naming its images by `id`.",
+        "shots share one), looks in `look_index` order, each naming its `images` by `id`.",
     ),
-)
-class RunwayViewSet(PublicRecordViewSet):
-    cache_kind = "runway"
-    serializer_class = RunwaySerializer
-    detail_serializer_class = RunwayDetailSerializer
-    filterset_class = RunwayFilter
-    facets = RUNWAY_FACETS
-
-    @facets_schema(
+    list_facets=facets_schema(
         RunwayFacetsSerializer,
         "runways",
         "Filter counts for the runway list",
         "`brand` (with its name as `label`), `season_code`, `year`, `collection_type`.",
-    )
-    @action(detail=False, url_path="facets")
-    def list_facets(self, request):
-        return self.facet_response(request)
+    ),
+)
+class RunwayViewSet(PublicRecordViewSet):
+    cache_kind = "runway"
+    record_model = PublicRunway
+    image_model = PublicRunwayImage
+    serializer_class = RunwaySerializer
+    detail_serializer_class = RunwayDetailSerializer
+    filterset_class = RunwayFilter
+    facets = RUNWAY_FACETS
 
 
 @extend_schema_view(
@@ -236,26 +160,24 @@ class RunwayViewSet(PublicRecordViewSet):
         StreetSnapDetailSerializer,
         "street snaps",
         "A street-style album with its images and groups",
-        "`images` in album order; `groups` names each main image and its details by `id`, in "
-        "album order. A detail whose main image is no longer shown is shown as a main image.",
+        "`images` in album order; `groups` names each `main` image and its `details` by `id`, "
+        "in album order. A detail whose main image is no longer shown is shown as a main image.",
     ),
-)
-class StreetSnapViewSet(PublicRecordViewSet):
-    cache_kind = "street"
-    serializer_class = StreetSnapSerializer
-    detail_serializer_class = StreetSnapDetailSerializer
-    filterset_class = StreetSnapFilter
-    facets = STREET_SNAP_FACETS
-
-    @facets_schema(
+    list_facets=facets_schema(
         StreetSnapFacetsSerializer,
         "street snaps",
         "Filter counts for the street-style list",
         "`city`, `year`, `month`.",
-    )
-    @action(detail=False, url_path="facets")
-    def list_facets(self, request):
-        return self.facet_response(request)
+    ),
+)
+class StreetSnapViewSet(PublicRecordViewSet):
+    cache_kind = "street"
+    record_model = PublicStreetSnap
+    image_model = PublicStreetSnapImage
+    serializer_class = StreetSnapSerializer
+    detail_serializer_class = StreetSnapDetailSerializer
+    filterset_class = StreetSnapFilter
+    facets = STREET_SNAP_FACETS
 
 
 @extend_schema_view(

@@ -51,14 +51,19 @@ def _plain_http_for_the_live_server():
 
 
 @pytest.fixture(autouse=True)
-def _redis_breaker_closed():
-    # The breaker's state is the process's (config.breaker): one test's dead Redis must not
-    # make the next test skip its own.
-    from config.breaker import redis
+def _redis_breakers_closed():
+    # A breaker's state is the process's: one test's dead Redis must not make the next test
+    # skip its own.
+    from config.health import redis_breaker as probes
+    from ingest.queueing import redis_breaker as enqueues
+    from publicapi.throttling import redis_breaker as throttle
 
-    redis.reset()
+    breakers = [probes, enqueues, throttle]
+    for breaker in breakers:
+        breaker.close()
     yield
-    redis.reset()
+    for breaker in breakers:
+        breaker.close()
 
 
 @pytest.fixture

@@ -14,7 +14,8 @@ from pathlib import Path
 from django.db import transaction
 from pythonjsonlogger.json import JsonFormatter
 
-from config.logs import ContextFilter
+from config.logs import RequestIdFilter
+from ingest.joblog import JobFilter
 from tests.factories import UserFactory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +46,8 @@ def json_log_lines():
     yields a function that returns the lines logged so far, parsed."""
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
-    handler.addFilter(ContextFilter())
+    handler.addFilter(RequestIdFilter())
+    handler.addFilter(JobFilter())
     handler.setFormatter(JsonFormatter("%(levelname)s %(name)s %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)

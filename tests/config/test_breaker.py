@@ -1,85 +1,16 @@
-"""The Redis circuit breaker: after a few failures in a row, the web processes skip Redis for
-a while (the throttle lets requests through, /readyz says failing, an enqueue is left to
-reconcile), log it once, and try again one caller at a time. A hung Redis is a socket of the
-test's own that accepts and never answers (tests.support.HungRedis)."""
+"""The Redis circuit breakers (pybreaker, one per app): after two failures in a row, the web
+processes skip Redis for a while (the throttle lets requests through, /readyz says failing, an
+enqueue is left to reconcile), log it once, and try again one caller at a time. A hung Redis
+is a socket of the test's own that accepts and never answers (tests.support.HungRedis)."""
 
 import logging
 
 import pytest
 
-from config import breaker
-from config.breaker import Breaker
 from ingest.models import IngestJob
 from ingest.queueing import ingest_job_enqueue
+from publicapi.throttling import redis_breaker
 from tests.factories import IngestJobFactory
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    clock = Clock()
-    monkeypatch.setattr(breaker.time, "monotonic", clock)
-    return clock
-
-
-def test_it_opens_after_the_failures_pauses_and_tries_one_caller_again(clock, caplog):
-    b = Breaker("Redis", failures=2, pause=10)
-    error = TimeoutError("Timeout reading from socket")
-
-    assert b.allow()
-    b.failed(error)
-    assert b.allow()  # one failure is not an outage
-    b.failed(error)
-    assert not b.allow()  # open
-
-    clock.now += 10
-    assert b.allow()  # the pause is over: one caller tries
-    assert not b.allow()  # and no other meanwhile
-    b.failed(error)
-    assert not b.allow()  # open for another pause
-
-    clock.now += 10
-    assert b.allow()
-    b.succeeded()
-    assert b.allow() and b.allow()  # closed
-
-    warnings = [r for r in caplog.records if r.name == "config.breaker"]
-    assert [r.getMessage() for r in warnings] == [
-        "Redis is unavailable (TimeoutError: Timeout reading from socket): skipped for 10 s "
-        "at a time until it answers",
-        "Redis answers again",
-    ]
-    assert all(r.exc_info is None for r in warnings)
-
-
-def test_a_success_between_failures_keeps_it_closed():
-    b = Breaker("Redis", failures=2, pause=10)
-
-    b.failed(OSError())
-    b.succeeded()
-    b.failed(OSError())
-
-    assert b.allow()
-
-
-def test_a_cancelled_trial_counts_as_a_failure(clock):
-    b = Breaker("Redis", failures=1, pause=10)
-    b.failed(OSError())
-    clock.now += 10
-    assert b.allow()
-
-    with pytest.raises(KeyboardInterrupt), b.call():
-        raise KeyboardInterrupt
-
-    clock.now += 10
-    assert b.allow()  # not stuck behind a trial that never reported
 
 
 def hung_cache(hung_redis) -> dict:
@@ -105,11 +36,31 @@ def test_a_hung_redis_costs_the_api_its_timeout_only_until_the_breaker_opens(
 
     # then: every request served; Redis tried by the first two only; one line, no traceback
     assert statuses == [200] * 6
-    assert hung_redis.connections == breaker.FAILURES
+    assert hung_redis.connections == redis_breaker.fail_max == 2
     problems = [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert [r.name for r in problems] == ["config.breaker"]
+    assert [r.name for r in problems] == ["publicapi.throttling"]
     assert "Redis is unavailable (TimeoutError" in problems[0].getMessage()
     assert all(r.exc_info is None for r in caplog.records)
+
+
+@pytest.mark.django_db
+def test_the_throttle_tries_redis_again_after_its_pause_and_says_so(
+    client, settings, caplog, monkeypatch
+):
+    # given: an open breaker whose pause is over
+    for _ in range(redis_breaker.fail_max):
+        with pytest.raises(ConnectionError), redis_breaker.calling():
+            raise ConnectionError("down")
+    assert redis_breaker.current_state == "open"
+    monkeypatch.setattr(redis_breaker, "reset_timeout", 0)
+    caplog.set_level(logging.INFO)
+
+    # when: a request reaches the throttle, whose cache answers
+    assert client.get("/api/v1/runways/").status_code == 200
+
+    # then: it tried, and closed the breaker
+    assert redis_breaker.current_state == "closed"
+    assert "Redis answers again" in caplog.text
 
 
 @pytest.mark.django_db(transaction=True)
@@ -124,11 +75,11 @@ def test_a_hung_redis_costs_readyz_and_the_ingest_enqueue_nothing_once_open(
         },
     }
 
-    # the first probe waits for Redis and fails; so does an enqueue: the breaker opens
-    assert client.get("/readyz").json()["redis"] == "failing"
-    first = IngestJobFactory()
-    assert ingest_job_enqueue(job_id=first.pk) is False
-    assert hung_redis.connections == 2
+    # two probes wait for Redis and fail; so do two enqueues: each one's breaker opens
+    assert [client.get("/readyz").json()["redis"] for _ in range(2)] == ["failing"] * 2
+    first = [IngestJobFactory() for _ in range(2)]
+    assert [ingest_job_enqueue(job_id=job.pk) for job in first] == [False, False]
+    assert hung_redis.connections == 4
 
     # then neither reaches Redis any more
     later = [IngestJobFactory() for _ in range(3)]
@@ -138,6 +89,6 @@ def test_a_hung_redis_costs_readyz_and_the_ingest_enqueue_nothing_once_open(
     assert [p.status_code for p in probes] == [503] * 3
     assert [p.json()["redis"] for p in probes] == ["failing"] * 3
     assert enqueued == [False] * 3
-    assert hung_redis.connections == 2
+    assert hung_redis.connections == 4
     # the jobs wait in the database for reconcile
     assert set(IngestJob.objects.values_list("status", flat=True)) == {"queued"}

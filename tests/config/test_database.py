@@ -40,8 +40,8 @@ def test_options_given_in_the_url_are_kept_and_sqlite_gets_none(tmp_path):
 
 
 @pytest.mark.postgres
-def test_a_connection_the_server_ended_is_noticed_without_a_round_trip():
-    # config.postgresql's health check asks the socket; after pg_terminate_backend the kept
+def test_a_connection_the_server_ended_is_noticed_and_replaced():
+    # Django's health check (CONN_HEALTH_CHECKS): after pg_terminate_backend the kept
     # connection is found unusable and the next use opens a new one.
     database = os.environ["DATABASE_URL"].rpartition("/")[0] + "/postgres"
     script = (
@@ -64,4 +64,4 @@ def test_a_connection_the_server_ended_is_noticed_without_a_round_trip():
 
     lines = run_with_settings(script, {"DATABASE_URL": database}).splitlines()
 
-    assert lines == ["config.postgresql.base", "True", "False", "True"]
+    assert lines == ["django.db.backends.postgresql.base", "True", "False", "True"]

@@ -94,3 +94,23 @@ def test_the_favicon_answers(client):
     assert (response.status_code, response["Content-Type"]) == (200, "image/x-icon")
     assert response.content[:4] == b"\x00\x00\x01\x00"  # an ICO
     assert "max-age=86400" in response["Cache-Control"]
+
+
+@pytest.mark.parametrize("copies", [False, True], ids=["from the database", "folder of copies"])
+def test_a_file_name_too_long_for_the_file_system_is_a_404(
+    client, copies, request, django_user_model
+):
+    # A name of 256 characters is past what the file system takes: OSError, not "missing".
+    if copies:
+        request.getfixturevalue("public_copies").mkdir(parents=True)
+    settings = request.getfixturevalue("settings")
+    settings.MEDIA_ROOT.mkdir(parents=True, exist_ok=True)  # the private store's folder
+    name = "a" * 256 + ".jpg"
+    staff = Client()
+    staff.force_login(django_user_model.objects.create_user("ed", is_staff=True))
+
+    response = client.get(f"/media/{name}")
+    private = staff.get(f"/admin/media/{name}")
+
+    assert (response.status_code, response["Cache-Control"]) == (404, "no-store")
+    assert private.status_code == 404

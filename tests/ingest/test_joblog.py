@@ -7,8 +7,9 @@ import uuid
 import pytest
 from rq import SimpleWorker
 
-from config.logs import ContextFilter
+from config.logs import RequestIdFilter
 from ingest import joblog, thread_pool
+from ingest.joblog import JobFilter
 from ingest.queueing import rq_job_id
 from ingest.serializers import album_validate
 from ingest.services import ingest_job_accept
@@ -50,7 +51,8 @@ def test_rqs_own_lines_about_a_job_carry_its_ids(rq_queue, renditions_queue, ima
     records: list[logging.LogRecord] = []
     capture = logging.Handler()
     capture.emit = records.append  # type: ignore[method-assign]
-    capture.addFilter(ContextFilter())  # as on the console handler rq's loggers write to
+    capture.addFilter(RequestIdFilter())
+    capture.addFilter(JobFilter())  # as on the console handler rq's loggers write to
     rq_logger = logging.getLogger("rq.worker")
     rq_logger.addHandler(capture)
     try:

@@ -3,8 +3,6 @@ import uuid
 import pytest
 from django.utils import timezone
 
-from publicapi import queries
-
 UNTHROTTLED = "1000000/min"
 
 
@@ -24,8 +22,6 @@ def _public_api_settings(settings):
         "DEFAULT_THROTTLE_RATES": {"anon": UNTHROTTLED},
     }
     settings.PUBLIC_API_CACHE_SECONDS = 60
-    # Estimates of long lists are kept a minute per process: none from another test's rows.
-    queries._estimates.clear()
 
 
 @pytest.fixture

@@ -202,7 +202,8 @@ def test_parse_marks_only_the_last_word_as_a_prefix():
 
 def test_sqlite_a_search_takes_no_parameter_per_match(client, at):
     # The fallback once listed the matching ids as query parameters: more matches than
-    # SQLite's limit on parameters (32766 by default) failed. Here the limit is lowered to 8.
+    # SQLite's limit on parameters (32766 by default) failed. Here the limit is lowered to 16:
+    # the query's own parameters (the search's, twice) fit, one per match would not.
     from django.db import connection
 
     if connection.vendor != "sqlite":
@@ -211,7 +212,7 @@ def test_sqlite_a_search_takes_no_parameter_per_match(client, at):
         RunwayFactory(published=True, published_at=at(n), title=f"Velvet {n}")
     connection.ensure_connection()
     limit = connection.connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-    connection.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 8)
+    connection.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 16)
     try:
         response = client.get("/api/v1/runways/", {"q": "velvet", "page_size": 5})
         facets = client.get("/api/v1/runways/facets/", {"q": "velvet"})
@@ -246,40 +247,15 @@ def test_a_broad_search_ranks_only_its_newest_matches(client, at, monkeypatch):
 
 
 def test_a_search_with_a_filter_counts_exactly_what_its_pages_show(client, at):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     for n in range(7):
         RunwayFactory(published=True, published_at=at(n), title=f"Velvet {n}", year=2000 + n % 2)
     RunwayFactory(published=False, title="Velvet unpublished", year=2001)
     RunwayFactory(published=True, published_at=at(9), title="Linen", year=2001)
 
-    with CaptureQueriesContext(connection) as queries:
-        first = client.get("/api/v1/runways/", {"q": "velv", "year": 2001, "page_size": 2})
+    first = client.get("/api/v1/runways/", {"q": "velv", "year": 2001, "page_size": 2})
     second = client.get("/api/v1/runways/", {"q": "velv", "year": 2001, "page_size": 2, "page": 2})
 
     shown = [r["id"] for page in (first.json(), second.json()) for r in page["results"]]
     assert (first.json()["count"], second.json()["count"]) == (3, 3)
     assert len(shown) == len(set(shown)) == 3
     assert first.json()["next"] and second.json()["next"] is None
-    if connection.vendor == "postgresql":
-        # The search read its results' ids: the count is theirs, not another query's.
-        assert not any("COUNT(" in q["sql"] for q in queries.captured_queries)
-
-
-def test_a_count_known_by_the_search_is_not_taken_for_a_filtered_clone(at):
-    from django.db import connection
-
-    from publicapi.models import PublicRunway
-
-    if connection.vendor != "postgresql":
-        pytest.skip("SQLite's search keeps its candidates a subquery and always counts")
-    for n in range(3):
-        RunwayFactory(published=True, published_at=at(n), title=f"Velvet {n}", year=2000 + n)
-    base = PublicRunway.objects.all()
-    ranked = search.by_relevance(base, search.runways(base, "velvet"))
-
-    assert search.known_count(ranked) == 3
-    # Any clone (a filter, an ordering) is another queryset: its count is counted.
-    assert search.known_count(ranked.filter(year=2001)) is None
-    assert search.known_count(ranked.order_by()) is None

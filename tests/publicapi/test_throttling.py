@@ -7,7 +7,7 @@ from django.test import RequestFactory
 from hypothesis import given
 from hypothesis import strategies as st
 
-from config.clients import canonical_address, client_ip
+from publicapi.throttling import canonical_address, client_ip
 
 PEER = "10.0.0.1"
 
