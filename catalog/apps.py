@@ -1,5 +1,6 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_delete, post_save, pre_save
+from django.db import connections, transaction
+from django.db.models.signals import post_delete, post_migrate, post_save, pre_migrate, pre_save
 
 
 class CatalogConfig(AppConfig):
@@ -8,6 +9,9 @@ class CatalogConfig(AppConfig):
 
     def ready(self) -> None:
         from catalog.models import Brand, BrandAlias
+
+        pre_migrate.connect(_triggers_step_aside, sender=self)
+        post_migrate.connect(_triggers_come_back, sender=self)
 
         # A brand's name, slug and featured flag are on public pages (runways, brands, the
         # index), and its aliases decide what a search finds: the edge forgets them on change.
@@ -44,3 +48,40 @@ def _brand_changed(sender, instance, created: bool = False, **kwargs) -> None:
         ]
     # A brand's public pages are its runways' pages, which carry its tag: nothing to move.
     media_change_note(kind="brand", record_id=None, tags=edge.brand_tags(*slugs))
+
+
+# The public rows' triggers (catalog.public_rows) pin the tables they are on: SQLite drops a
+# table's triggers when it rebuilds it, and a migration may rename what a trigger reads. So a
+# migrate run that changes catalog's tables runs without them, and they come back after it,
+# at their latest version, with every public row made again (the run may have changed rows).
+_stepped_aside: set[str] = set()
+
+
+def _triggers_step_aside(sender, using, plan=None, **kwargs) -> None:
+    from catalog import public_rows
+
+    if not plan or not any(migration.app_label == "catalog" for migration, _ in plan):
+        return
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        for statement in public_rows.drop_triggers(connection.vendor):
+            cursor.execute(statement)
+    _stepped_aside.add(using)
+
+
+def _triggers_come_back(sender, using, **kwargs) -> None:
+    from catalog import public_rows
+
+    if using not in _stepped_aside:
+        return
+    _stepped_aside.discard(using)
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        tables = set(connection.introspection.table_names(cursor))
+    if not set(public_rows.TABLES) <= tables:
+        return  # migrated back before the public rows
+    with transaction.atomic(using=using), connection.cursor() as cursor:
+        statements = public_rows.drop_triggers(connection.vendor)
+        statements += public_rows.create_triggers(connection.vendor)
+        for statement in statements + public_rows.refresh_all(connection.vendor):
+            cursor.execute(statement)

@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db import connections, transaction
+from django.db import connections
 from django.db.backends.signals import connection_created
 from django.db.migrations.recorder import MigrationRecorder
 from django.db.models.signals import post_migrate, pre_migrate
@@ -21,21 +21,18 @@ class PublicApiConfig(AppConfig):
         post_migrate.connect(restore_views, sender=self)
 
 
-# Before V8 the views read catalog's tables, and from V8 on the public rows' triggers are on
-# them: SQLite cannot rebuild a table a view refers to (and drops a table's triggers with it),
+# Before V8 the views read catalog's tables: SQLite cannot rebuild a table a view refers to,
 # and PostgreSQL cannot change the type of a column a view selects. So when a migrate run is
-# about to change catalog's tables, the triggers (and views that read catalog) step aside and
-# come back once the run is over, at the version of the newest applied publicapi migration,
-# with every public row made again (the run may have changed catalog's rows without them).
-# publicapi's own migrations still create every version, so history replays.
+# about to change catalog's tables, such views step aside and come back once the run is over,
+# at the version of the newest applied publicapi migration. (From V8 on they read the public
+# rows, catalog.public_rows: they stay.) publicapi's own migrations still create every version,
+# so history replays.
 
 
 # Dropping a view drops its grants: the read-only role of PUBLIC_DATABASE_URL
 # (create_public_role) would lose them at every migrate. Who may read the views is noted before
 # the run and given back, on every view there is then, after it.
 _readers: dict[str, list[str]] = {}
-# Whether a run stepped the triggers aside, per database.
-_stepped_aside: set[str] = set()
 
 _READERS_SQL = """
     SELECT DISTINCT a.grantee::regrole::text
@@ -57,7 +54,6 @@ def _applied(connection) -> set[str]:
 
 
 def drop_views_before_catalog_changes(sender, using, plan=None, **kwargs) -> None:
-    from publicapi import rows
     from publicapi.sql import DROP_VIEWS
 
     connection = connections[using]
@@ -67,34 +63,21 @@ def drop_views_before_catalog_changes(sender, using, plan=None, **kwargs) -> Non
             _readers[using] = [grantee for (grantee,) in cursor.fetchall()]
     if not plan or not any(migration.app_label == "catalog" for migration, _ in plan):
         return
-    over_rows = any(name >= _ROWS_MIGRATION for name in _applied(connection))
+    if any(name >= _ROWS_MIGRATION for name in _applied(connection)):
+        return  # over the public rows: the views stay
     with connection.cursor() as cursor:
-        for statement in rows.drop_triggers(connection.vendor):
+        for statement in DROP_VIEWS:
             cursor.execute(statement)
-        _stepped_aside.add(using)
-        if not over_rows:  # over the public rows, the views stay
-            for statement in DROP_VIEWS:
-                cursor.execute(statement)
 
 
 def restore_views(sender, using, **kwargs) -> None:
-    from publicapi import rows
     from publicapi.sql import DROP_VIEWS, database_kind, for_vendor, views_for
 
     connection = connections[using]
-    applied = _applied(connection)
-    views = views_for(applied)
+    views = views_for(_applied(connection))
     if not views:
         return  # publicapi migrated to zero: no views wanted.
-    with transaction.atomic(using=using), connection.cursor() as cursor:
-        if using in _stepped_aside and any(name >= _ROWS_MIGRATION for name in applied):
-            for statement in rows.drop_triggers(connection.vendor):
-                cursor.execute(statement)
-            for statement in rows.create_triggers(connection.vendor):
-                cursor.execute(statement)
-            for statement in rows.refresh_all(connection.vendor):
-                cursor.execute(statement)
-        _stepped_aside.discard(using)
+    with connection.cursor() as cursor:
         for statement in DROP_VIEWS + for_vendor(views, database_kind(connection)):
             cursor.execute(statement)
     readers = _readers.pop(using, [])

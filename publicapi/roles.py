@@ -3,7 +3,7 @@
 
 The role may connect and SELECT the public_* views, and nothing else: no table, no write, no
 temporary objects (so no functions of its own). The views read the public rows
-(publicapi/rows.py), tables that hold exactly what the public may see, with their owner's
+(catalog/public_rows.py), tables that hold exactly what the public may see, with their owner's
 rights; so whatever SQL the role runs, no plan, statistic or error of it has a hidden row to
 count. What it can still learn is in docs/operations.md ("The public database role").
 """

@@ -8,7 +8,7 @@ Visibility is decided once per kind, in the record view; the image and brand vie
 from it, so they cannot disagree with it. The SQL is portable (PostgreSQL and SQLite), but
 for V4's search column, which only PostgreSQL has, and V6's security_invoker.
 
-From V8 the views read the public rows (publicapi/rows.py), tables that hold only the rows
+From V8 the views read the public rows (catalog/public_rows.py), tables that hold only the rows
 the views show, so nothing hidden is beneath them whatever SQL reads them.
 """
 
@@ -312,7 +312,7 @@ def _views_v7(views: list[str]) -> list[str]:
 
 VIEWS_V7 = {kind: _views_v7(views) for kind, views in VIEWS_V6.items()}
 
-# V8: the views read the public rows (publicapi/rows.py): tables that hold exactly the public
+# V8: the views read the public rows (catalog/public_rows.py): tables that hold exactly the public
 # rows, kept by triggers on catalog's tables, so whoever reads the views, with whatever SQL,
 # has no hidden row beneath them. Same columns and rows as V7. They check their owner's
 # rights again (not security_invoker): the public role reads the views, and no table.

@@ -1,6 +1,6 @@
-"""The public rows (publicapi/rows.py): tables holding exactly the public rows, kept by triggers
-on catalog's tables, and the public views V8 over them (publicapi/sql.py). Same columns and
-rows as V7.
+"""The public views V8 (publicapi/sql.py) over the public rows (catalog/public_rows.py): tables
+holding exactly the public rows, kept by triggers on catalog's tables. Same columns and rows
+as V7.
 
 The public database role of create_public_role read V7 with its own rights, through column
 grants on catalog's tables and row security beneath them; V8 needs neither. Each such role
@@ -11,7 +11,6 @@ role reads the views and nothing else. Unapplied, the role must be made again
 
 from django.db import migrations
 
-from publicapi import rows
 from publicapi.sql import (
     DROP_VIEWS,
     VIEWS_V7,
@@ -34,10 +33,8 @@ _POLICY_TABLES = [
 
 def forwards(apps, schema_editor):
     connection = schema_editor.connection
-    vendor = connection.vendor
-    statements = [*DROP_VIEWS, *rows.create_tables(vendor), *rows.drop_triggers(vendor)]
-    statements += rows.create_triggers(vendor) + rows.refresh_all(vendor) + VIEWS_V8
-    if vendor == "postgresql":
+    statements = [*DROP_VIEWS, *VIEWS_V8]
+    if connection.vendor == "postgresql":
         statements += _public_roles_to_views(connection)
     for statement in statements:
         schema_editor.execute(statement, params=None)
@@ -69,9 +66,7 @@ def _public_roles_to_views(connection) -> list[str]:
 
 def backwards(apps, schema_editor):
     connection = schema_editor.connection
-    vendor = connection.vendor
-    statements = [*DROP_VIEWS, *rows.drop_triggers(vendor), *rows.drop_tables()]
-    statements += for_vendor(VIEWS_V7, database_kind(connection))
+    statements = [*DROP_VIEWS, *for_vendor(VIEWS_V7, database_kind(connection))]
     for statement in statements:
         schema_editor.execute(statement, params=None)
 
@@ -79,7 +74,7 @@ def backwards(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("publicapi", "0007_public_views_v7"),
-        ("catalog", "0012_weight"),
+        ("catalog", "0013_public_rows"),
     ]
 
     operations = [migrations.RunPython(forwards, backwards)]

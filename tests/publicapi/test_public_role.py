@@ -1,6 +1,6 @@
 """Defence in depth: the role `create_public_role` makes reads the public_* views and nothing
 else, and with PUBLIC_DATABASE_URL the API reads through it (config.routers). The views read
-tables that hold only public rows (publicapi/rows.py): whatever SQL the role runs, no function,
+tables that hold only public rows (catalog/public_rows.py): whatever SQL the role runs, no function,
 error, plan or statistic of it has a hidden row to show."""
 
 import io
@@ -18,7 +18,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from publicapi import rows
+from catalog import public_rows
 from publicapi.roles import public_views
 from tests.factories import (
     BrandAliasFactory,
@@ -312,7 +312,7 @@ def test_the_role_reads_no_table_and_the_tables_beneath_hold_no_hidden_row(
 
     # As their owner: what the public rows hold, every value of every row.
     with connection.cursor() as cursor:
-        for table in rows.TABLES:
+        for table in public_rows.TABLES:
             cursor.execute(f"SELECT * FROM {table}")  # noqa: S608 - our own tables
             values = [str(value) for row in cursor.fetchall() for value in row]
             assert values, table

@@ -19,7 +19,8 @@ neither reads the other's half-written rows. SQLite (the embedded
 mode, one writer): row-level triggers with the same statements.
 
 Triggers pin catalog's tables (SQLite drops them with a table it rebuilds), so they step aside
-while catalog migrates and come back, with every row refreshed, after it (publicapi/apps.py).
+while catalog migrates and come back, with every row refreshed, after it (catalog/apps.py).
+publicapi reads these tables through its views only (the import contract keeps it off catalog).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # --- The tables ------------------------------------------------------------------------------
-# publicapi 0008 made them as they are here: a change is a migration of its own, as the views'.
+# Migration 0013 made them as they are here: a change is a migration of its own.
 
 _IMAGE_COLUMNS = [
     ("id", "bigint NOT NULL PRIMARY KEY"),
