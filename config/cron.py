@@ -18,28 +18,16 @@ def _when(schedule: str) -> dict:
     return {"interval": int(schedule)} if schedule.isdigit() else {"cron": schedule}
 
 
-for func, schedule, timeout in (
-    (tasks.reconcile, settings.MAINTENANCE_RECONCILE_SCHEDULE, 300),
-    (tasks.purge_webhook_ids, settings.MAINTENANCE_PURGE_WEBHOOK_IDS_SCHEDULE, 600),
-    (tasks.gc_media, settings.MAINTENANCE_GC_MEDIA_SCHEDULE, 6 * 3600),
-    (tasks.renditions_catch_up, settings.MAINTENANCE_RENDITIONS_SCHEDULE, 300),
-    (catalog_tasks.media_sweep, settings.MAINTENANCE_MEDIA_SWEEP_SCHEDULE, 600),
-    (catalog_tasks.media_audit, settings.MAINTENANCE_MEDIA_AUDIT_SCHEDULE, 6 * 3600),
+maintenance, visibility = settings.MAINTENANCE_QUEUE, settings.VISIBILITY_QUEUE
+for func, schedule, timeout, queue in (
+    (tasks.reconcile, settings.MAINTENANCE_RECONCILE_SCHEDULE, 300, maintenance),
+    (tasks.purge_webhook_ids, settings.MAINTENANCE_PURGE_WEBHOOK_IDS_SCHEDULE, 600, maintenance),
+    (tasks.gc_media, settings.MAINTENANCE_GC_MEDIA_SCHEDULE, 6 * 3600, maintenance),
+    (tasks.renditions_catch_up, settings.MAINTENANCE_RENDITIONS_SCHEDULE, 300, maintenance),
+    (catalog_tasks.media_sweep, settings.MAINTENANCE_MEDIA_SWEEP_SCHEDULE, 600, maintenance),
+    (catalog_tasks.media_audit, settings.MAINTENANCE_MEDIA_AUDIT_SCHEDULE, 6 * 3600, maintenance),
+    # The visibility job's catch-up: changes past their back-off, and a killed worker's.
+    (catalog_tasks.run_media_sync, str(settings.VISIBILITY_CATCH_UP_SECONDS), 600, visibility),
 ):
-    cron.register(
-        func,
-        queue_name=settings.MAINTENANCE_QUEUE,
-        job_timeout=timeout,
-        result_ttl=24 * 3600,
-        **_when(schedule),
-    )
-
-# The visibility job's catch-up, on its own queue: changes whose back-off is over, and those
-# of a run whose worker died (its lock died with it). A run with nothing due is a few queries.
-cron.register(
-    catalog_tasks.run_media_sync,
-    queue_name=settings.VISIBILITY_QUEUE,
-    job_timeout=600,
-    result_ttl=0,
-    interval=settings.VISIBILITY_CATCH_UP_SECONDS,
-)
+    ttl = 0 if queue == visibility else 24 * 3600  # the catch-up runs every few seconds
+    cron.register(func, queue_name=queue, job_timeout=timeout, result_ttl=ttl, **_when(schedule))

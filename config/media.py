@@ -19,7 +19,7 @@ from django.utils.cache import patch_cache_control
 from django.views.static import serve
 
 from catalog import edge
-from catalog.visibility import public_storage, records_showing
+from catalog.visibility import image_response_tags, public_storage
 
 FAVICON = Path(__file__).with_name("favicon.ico")
 
@@ -27,8 +27,8 @@ FAVICON = Path(__file__).with_name("favicon.ico")
 def public_media(request, path: str) -> HttpResponseBase:
     # The key itself or nothing: another spelling of it ("images//x", "images/y/../x") is no
     # key, so the edge never caches an object under a URL its purge would not name.
-    shown_by = records_showing(path)
-    if not shown_by:
+    tags = image_response_tags(path)
+    if tags is None:
         return _refused(Http404)
     store = public_storage() if settings.MEDIA_PUBLIC_COPIES else default_storage
     try:
@@ -39,7 +39,6 @@ def public_media(request, path: str) -> HttpResponseBase:
     if edge.purge_enabled():
         # Every change of what the public sees purges the edge (catalog.edge).
         patch_cache_control(response, s_maxage=settings.EDGE_CACHE_SECONDS)
-        tags = [edge.image_tag(path), *(t for k, pk in shown_by for t in edge.record_tags(k, pk))]
         response["Surrogate-Key"] = edge.tags_header(tags)
     return response
 

@@ -136,8 +136,7 @@ def _planner_options(database: dict) -> None:
 
 _planner_options(DATABASES["default"])
 
-# The band indexes carry the near-duplicate lookup's columns (INCLUDE) on PostgreSQL; SQLite
-# (the embedded mode's small archives) builds them without, as Django warns.
+# SQLite builds the band indexes without their INCLUDE columns (PostgreSQL's), as Django warns.
 SILENCED_SYSTEM_CHECKS = ["models.W040"]
 
 # Optional, defence in depth: the public API reads its views through a PostgreSQL role that
@@ -205,15 +204,13 @@ MAINTENANCE_RENDITIONS_SCHEDULE = env.str("MAINTENANCE_RENDITIONS_SCHEDULE", def
 # waits for, so never behind an album's ingest. Workers serve it first.
 VISIBILITY_QUEUE = env.str("VISIBILITY_QUEUE", default="visibility")
 RQ_QUEUES.setdefault(VISIBILITY_QUEUE, {"URL": _rq_url, "DEFAULT_TIMEOUT": 600})
-# Seconds a visibility change waits after each failure of its bytes or its purge (the last
-# one again for every later failure): short, as a takedown waits for it; the other changes go
-# on meanwhile.
+# Seconds a visibility change waits after each failure (the last one again for every later
+# failure): short, as a takedown waits for it; the other changes go on meanwhile.
 VISIBILITY_RETRY_INTERVALS = [
     int(s) for s in env.list("VISIBILITY_RETRY_INTERVALS", default=["2", "10", "60", "300"])
 ]
-# The scheduler (config/cron.py) runs the visibility job this often: it takes the changes whose
-# back-off is over, and those whose worker was killed mid-run (the longest a takedown waits for
-# a dead worker).
+# The scheduler runs the visibility job this often (config/cron.py): the longest a change past
+# its back-off, or one whose worker was killed mid-run, waits.
 VISIBILITY_CATCH_UP_SECONDS = env.int("VISIBILITY_CATCH_UP_SECONDS", default=15)
 # The visibility sweep (catalog.visibility.media_sweep): what no job moved - an operator's SQL,
 # a job lost with Redis, a storage error - converges at the next run; the full run also compares
@@ -225,10 +222,9 @@ MAINTENANCE_MEDIA_AUDIT_SCHEDULE = env.str("MAINTENANCE_MEDIA_AUDIT_SCHEDULE", d
 RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 
 # --- Cache ----------------------------------------------------------------------------------
-# The public API's throttle counts each client in the cache, so with several web processes
-# the cache must be shared: Redis whenever REDIS_URL is set. The embedded mode has one
-# process and no Redis: local memory. Short timeouts: a Redis that hangs must not hang
-# requests (the throttle then lets requests through; see publicapi.http).
+# The public API's throttle counts each client in the cache, shared by the web processes:
+# Redis whenever REDIS_URL is set, else local memory (the embedded mode's one process). Short
+# timeouts: a Redis that hangs must not hang requests (publicapi.throttling lets them through).
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -330,26 +326,24 @@ SERVE_MEDIA = env.bool("SERVE_MEDIA", default=not AWS_STORAGE_BUCKET_NAME)
 WHITENOISE_USE_FINDERS = DEBUG
 
 # --- The edge: caches in front of the API and the public images ------------------------------
-# Purge after every change of what the public sees (catalog.edge): "" (off), "http" (PURGE and
-# BAN requests to each of EDGE_PURGE_URLS: Varnish with config/varnish.vcl) or "cloudfront"
-# (invalidations of CLOUDFRONT_DISTRIBUTION_ID). Off: shared caches keep the API for
-# PUBLIC_API_CACHE_SECONDS, as browsers do.
+# Purge after every change of what the public sees (catalog.edge): "" (off: shared caches keep
+# responses for max-age, as browsers do), "http" (PURGE requests to each of EDGE_PURGE_URLS:
+# Varnish with config/varnish.vcl) or "cloudfront" (invalidations of CLOUDFRONT_DISTRIBUTION_ID).
 EDGE_PURGE_BACKEND = env.str("EDGE_PURGE_BACKEND", default="")
 EDGE_PURGE_URLS = env.list("EDGE_PURGE_URLS", default=[])
 EDGE_PURGE_TIMEOUT = env.float("EDGE_PURGE_TIMEOUT", default=5.0)
 CLOUDFRONT_DISTRIBUTION_ID = env.str("CLOUDFRONT_DISTRIBUTION_ID", default="")
 CLOUDFRONT_ENDPOINT_URL = env.str("CLOUDFRONT_ENDPOINT_URL", default="") or None
-# With a purge backend, shared caches may keep public responses and images this long
-# (s-maxage): every change purges them. Browsers keep the short max-age.
+# With a purge backend, shared caches may keep details and images this long (s-maxage), pages
+# that list records EDGE_LIST_SECONDS, each one EDGE_GRACE_SECONDS more while it is fetched.
 EDGE_CACHE_SECONDS = env.int("EDGE_CACHE_SECONDS", default=86400)
+EDGE_LIST_SECONDS = env.int("EDGE_LIST_SECONDS", default=60)
+EDGE_GRACE_SECONDS = env.int("EDGE_GRACE_SECONDS", default=86400)
 # --- Renditions ---------------------------------------------------------------------------
-# Each ingested album gets a follow-up job on the renditions queue that makes its images' WebP
-# renditions, placeholder and colour (catalog.services.renditions). Off: only `manage.py
-# renditions`.
+# A follow-up job per ingested album makes its WebP renditions, placeholder and colour
+# (catalog.services.renditions). Off: only `manage.py renditions`.
 RENDITIONS_AT_INGEST = env.bool("RENDITIONS_AT_INGEST", default=True)
-# Images of one album rendered at once by its follow-up job (threads; libvips releases the GIL).
-# 2: most of an image's time is its WebP encode, on one core; two at a time finish an album
-# sooner on a 2-core machine (docs/renditions.md).
+# Images of one album rendered at once (threads; libvips releases the GIL; docs/renditions.md).
 RENDITION_THREADS = env.int("RENDITION_THREADS", default=2)
 
 # --- Ingest -------------------------------------------------------------------------------
@@ -377,16 +371,11 @@ INGEST_DOWNLOAD_WORKERS = env.int("INGEST_DOWNLOAD_WORKERS", default=8)
 # Then that image is an issue and the job goes on with the others.
 INGEST_IMAGE_TRIES = env.int("INGEST_IMAGE_TRIES", default=3)
 INGEST_IMAGE_RETRY_BACKOFF = env.float("INGEST_IMAGE_RETRY_BACKOFF", default=1.0)
-# Seconds one job may spend downloading its images, well inside INGEST_JOB_TIMEOUT (rq kills a
-# job at that limit; 500 images / 8 workers x a 30 s deadline could take 1875 s). Images not
-# downloaded in time are refused (issues of the job, which keeps the others).
-# The system check ingest.W002 says when INGEST_JOB_TIMEOUT leaves too little room around it.
+# Seconds one job may spend downloading, well inside INGEST_JOB_TIMEOUT (ingest.W002 checks):
+# images not downloaded in time are refused (issues of the job, which keeps the others).
 INGEST_DOWNLOAD_BUDGET = env.float("INGEST_DOWNLOAD_BUDGET", default=600.0)
-# Near-duplicate radius in bits; the one place its default lives. Re-encodes, resizes and
-# brightness changes of one photo land within it, different photos (and different people's
-# aligned faces, the closest stand-in for one runway's looks) well outside, and it costs the
-# same index probes as 6: bench/dup_threshold.py's figures are in docs/hashing.md, "The
-# threshold".
+# Near-duplicate radius in bits, the one place its default lives (docs/hashing.md, "The
+# threshold": re-encodes of one photo within it, different photos well outside).
 INGEST_DUPLICATE_MAX_DISTANCE = env.int("INGEST_DUPLICATE_MAX_DISTANCE", default=7)
 
 # An editor's soft claim on the album they have open (review.models.ReviewClaim) lapses

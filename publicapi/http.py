@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.http import Http404
 from django.middleware.http import ConditionalGetMiddleware
-from django.utils.cache import patch_cache_control
+from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.decorators import decorator_from_middleware
 from rest_framework import exceptions
 from rest_framework.settings import api_settings
@@ -27,22 +27,30 @@ from publicapi.throttling import PublicAnonRateThrottle
 conditional_get = decorator_from_middleware(ConditionalGetMiddleware)
 
 
-def set_cache_headers(request, response, tags: Iterable[str] = ()) -> None:
-    """Successful reads may be cached by anyone for PUBLIC_API_CACHE_SECONDS; with a purge
-    backend, shared caches for EDGE_CACHE_SECONDS (``s-maxage``): every change the public may
-    see purges them by their cache tags (``Surrogate-Key``, publicapi.tags). No
-    stale-while-revalidate: an unpublished album must leave every cache within max-age.
-    Errors are never stored: a 404 may become a 200 as soon as an editor publishes, and a 429
-    belongs to one client."""
+def set_cache_headers(request, response, tags: Iterable[str] = (), *, lists: bool = False) -> None:
+    """Successful reads may be cached by anyone for PUBLIC_API_CACHE_SECONDS. With a purge
+    backend, shared caches may keep a detail EDGE_CACHE_SECONDS (``s-maxage``) and a page
+    that lists records (``lists``) EDGE_LIST_SECONDS, and serve it EDGE_GRACE_SECONDS more
+    while they fetch its next version (``X-Edge-Grace``, config/varnish.vcl): a change purges
+    what showed the record by its cache tags (``Surrogate-Key``, publicapi.tags), and a new
+    publication reaches the lists by their short ``s-maxage``, not by purging them all.
+    Browsers get no grace: an unpublished album leaves their cache within max-age. Errors are
+    never stored: a 404 may become a 200 as soon as an editor publishes, and a 429 belongs to
+    one client. Behind a proxy that says the scheme, the URLs a response builds depend on it
+    (``Vary: X-Forwarded-Proto``)."""
     if request.method in ("GET", "HEAD") and 200 <= response.status_code < 300:
         patch_cache_control(response, public=True, max_age=settings.PUBLIC_API_CACHE_SECONDS)
         if settings.EDGE_PURGE_BACKEND:
-            patch_cache_control(response, s_maxage=settings.EDGE_CACHE_SECONDS)
+            edge = settings.EDGE_LIST_SECONDS if lists else settings.EDGE_CACHE_SECONDS
+            patch_cache_control(response, s_maxage=edge)
+            response["X-Edge-Grace"] = str(settings.EDGE_GRACE_SECONDS)
         value = header_value(tags)
         if value:
             response["Surrogate-Key"] = value
     else:
         patch_cache_control(response, no_store=True)
+    if settings.SECURE_PROXY_SSL_HEADER:
+        patch_vary_headers(response, ["X-Forwarded-Proto"])
 
 
 def public_exception_handler(exc, context):
@@ -96,8 +104,8 @@ class PublicAPIView(APIView):
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
         tags: list[str] = []
+        action = getattr(self, "action", None)
         if 200 <= response.status_code < 300:
-            data = getattr(response, "data", None)
-            tags = response_tags(self.cache_kind, getattr(self, "action", None), data)
-        set_cache_headers(request, response, tags)
+            tags = response_tags(self.cache_kind, action, getattr(response, "data", None))
+        set_cache_headers(request, response, tags, lists=action != "retrieve")
         return response

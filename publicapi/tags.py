@@ -2,9 +2,10 @@
 lists a response shows, so that one purge drops every cached page that showed a record.
 
 - a record's tag (``runway:12``, ``street-snap:5``) on its detail and on every page listing it;
-- a brand's (``brand:<slug>``) on its page and wherever a runway shows its name;
-- a kind's (``runways``, ``street-snaps``, ``brands``) on every response that depends on which
-  records of that kind are public: lists, facets, search, the index, brands, similar images.
+- a brand's (``brand:<slug>``) on its page and wherever a runway shows its name.
+
+Nothing names a whole list: a new publication reaches the lists by their short ``s-maxage``
+(publicapi.http), not by a purge of every list.
 
 The words are catalog.edge's (publicapi does not import catalog; tests/catalog/test_edge.py
 checks both against a real Varnish): a change there purges what these name here.
@@ -17,7 +18,6 @@ from urllib.parse import quote
 
 _SAFE = re.compile(r"[A-Za-z0-9:._~-]+")
 
-RUNWAYS, STREET_SNAPS, BRANDS = "runways", "street-snaps", "brands"
 RUNWAY_TAG, STREET_SNAP_TAG, BRAND_TAG = "runway:", "street-snap:", "brand:"  # + id or slug
 _RECORD = {"runway": RUNWAY_TAG, "street": STREET_SNAP_TAG}
 
@@ -47,33 +47,26 @@ def response_tags(kind: str | None, action: str | None, data: Any) -> list[str]:
     if kind is None or not isinstance(data, Mapping):
         return []
     if kind in ("runway", "street"):
-        tags_of, kind_tag = (
-            (runways_tags, RUNWAYS) if kind == "runway" else (street_snaps_tags, STREET_SNAPS)
-        )
+        tags_of = runways_tags if kind == "runway" else street_snaps_tags
         if action == "retrieve":
             return tags_of([data])
-        return [kind_tag, *tags_of(data.get("results") or [])]
+        return tags_of(data.get("results") or [])
     if kind == "brand":
         if action == "retrieve":
-            return [*brands_tags([data]), RUNWAYS, *runways_tags(data.get("runways") or [])]
-        return [BRANDS, RUNWAYS, *brands_tags(data.get("results") or [])]
+            return [*brands_tags([data]), *runways_tags(data.get("runways") or [])]
+        return brands_tags(data.get("results") or [])
     if kind == "index":
         return [
-            RUNWAYS,
-            STREET_SNAPS,
-            BRANDS,
             *runways_tags(data.get("latest_runways") or []),
             *street_snaps_tags(data.get("latest_street_snaps") or []),
             *brands_tags(data.get("featured_brands") or []),
         ]
     if kind == "similar":
-        # Images of other albums of either kind: which are public decides the list.
-        shown = [
+        return [
             f"{_RECORD[result['kind']]}{result['record_id']}"
             for result in data.get("results") or []
             if result.get("kind") in _RECORD
         ]
-        return [RUNWAYS, STREET_SNAPS, *shown]
     return []
 
 

@@ -32,6 +32,7 @@ from catalog.visibility.outbox import (
     records_published_in_bulk,
 )
 from catalog.visibility.rule import (
+    image_response_tags,
     key_is_public,
     public_images,
     public_keys_among,
@@ -58,6 +59,7 @@ __all__ = [
     "SweepRun",
     "bytes_public_on_save",
     "change_backoff",
+    "image_response_tags",
     "changes_lock",
     "key_is_public",
     "keys_sync",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from catalog import edge
 from catalog.models import RECORD_MODELS, PublicObject, Record
 from catalog.storage import sha1_of_rendition_key
 
@@ -62,6 +63,15 @@ def records_showing(key: str) -> list[tuple[str, int]]:
         field = f"{images.model.record_field}_id"
         found += [(kind, pk) for pk in images.values_list(field, flat=True).distinct()]
     return sorted(found)
+
+
+def image_response_tags(key: str) -> list[str] | None:
+    """The edge's tags of a response serving the object ``key``: its image's and those of the
+    albums that show it (catalog.edge), or None when none shows it: it is not public."""
+    shown_by = records_showing(key)
+    if not shown_by:
+        return None
+    return [edge.image_tag(key), *(t for kind, pk in shown_by for t in edge.record_tags(kind, pk))]
 
 
 def record_keys(kind: str, record_id: int) -> set[str]:
