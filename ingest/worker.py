@@ -118,6 +118,17 @@ class IngestWorker(JobIdsInLogs, Worker):
         if self._redis_lost_at is not None:
             self.wait_for_redis()  # Redis came back while a job ran: catch up now
 
+    def set_state(self, state: str, pipeline=None) -> None:
+        if pipeline is not None:
+            return super().set_state(state, pipeline=pipeline)
+        try:
+            super().set_state(state)
+        except REDIS_DOWN as exc:
+            # rq sets it first thing in its dequeue loop, outside the loop's own catch: an
+            # outage starting right there would end the worker. The state is kept in this
+            # process; the loop's heartbeat, right after, waits for Redis.
+            self._redis_lost(exc)
+
     def run_maintenance_tasks(self) -> None:
         try:
             super().run_maintenance_tasks()

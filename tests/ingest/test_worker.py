@@ -61,6 +61,15 @@ def test_a_heartbeat_between_jobs_waits_for_redis(down, monkeypatch):
     assert waited == [True]
 
 
+def test_setting_its_state_while_redis_is_down_does_not_end_the_worker(down):
+    # rq sets it first thing in its dequeue loop, outside the loop's own catch.
+    worker = worker_cut_off(down)
+
+    worker.set_state("idle")
+
+    assert worker.get_state() == "idle"
+
+
 def test_maintenance_while_redis_is_down_waits_for_redis(down, monkeypatch):
     worker = worker_cut_off(down)
     waited = []
