@@ -22,7 +22,7 @@ lint:  ## ruff, the import contracts and mypy (the static part of `make test`)
 worker:  ## an rq worker for every queue (needs REDIS_URL)
 	.venv/bin/python manage.py rqworker visibility ingest renditions maintenance --with-scheduler
 
-scheduler:  ## rq's cron scheduler: enqueues reconcile, purge_webhook_ids, gc_media (needs REDIS_URL)
+scheduler:  ## rq's cron scheduler, riding out Redis outages: enqueues the maintenance jobs (needs REDIS_URL)
 	.venv/bin/python manage.py rqcron config.cron
 
 bench:  ## every script in bench/ (BENCH_DATABASE_URL: the PostgreSQL server they use)

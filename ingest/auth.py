@@ -1,8 +1,10 @@
 """Standard Webhooks signatures as a DRF authentication class.
 
-A crawler signs ``{webhook-id}.{webhook-timestamp}.{body}`` with HMAC-SHA256 under a shared
+A crawler signs ``{webhook-id}.{webhook-timestamp}.{content}`` with HMAC-SHA256 under a shared
 secret (``whsec_<base64>``) and sends ``webhook-signature: v1,<base64>`` (several
-space-separated signatures are allowed). The expected signature is computed by the
+space-separated signatures are allowed). The content is the body of a POST and the path of a
+GET (``/api/ingest/v1/jobs/17``): a read has no body, and a signature over an empty one would
+read every job for as long as its timestamp is valid. The expected signature is computed by the
 ``standardwebhooks`` library itself (``Webhook.sign``), so we verify exactly what crawlers using
 it produce. We do not call its ``verify`` because we need what it cannot give: several active
 secrets (rotation), a configurable tolerance, and a clean refusal of malformed headers (it
@@ -24,7 +26,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http.request import RawPostDataException
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
-from rest_framework.permissions import BasePermission
+from rest_framework.permissions import SAFE_METHODS, BasePermission
 from standardwebhooks.webhooks import Webhook
 
 WEBHOOK_ID_MAX_LENGTH = 255  # UsedWebhookId.webhook_id
@@ -109,14 +111,14 @@ class StandardWebhookAuthentication(BaseAuthentication):
 
         timestamp = self._checked_timestamp(timestamp_header)
         webhooks = self._webhooks()
-        body = self._body(request)
+        content = self._signed_content(request)
 
         expected = [
             _signature_bytes(
                 webhook.sign(
                     msg_id=webhook_id,
                     timestamp=datetime.fromtimestamp(timestamp, tz=UTC),
-                    data=body,
+                    data=content,
                 )
             )
             for webhook in webhooks
@@ -125,7 +127,10 @@ class StandardWebhookAuthentication(BaseAuthentication):
             for candidate in expected:
                 if hmac.compare_digest(candidate, passed):
                     return SignedCrawler(), WebhookSignature(webhook_id)
-        raise exceptions.AuthenticationFailed("No valid signature for any active secret.")
+        refusal = "No valid signature for any active secret."
+        if request.method in SAFE_METHODS:
+            refusal += f" A {request.method} signs its path ({request.path}), not an empty body."
+        raise exceptions.AuthenticationFailed(refusal)
 
     def authenticate_header(self, request) -> str:
         # Any value makes DRF answer 401 (not 403) to an unauthenticated request.
@@ -152,6 +157,13 @@ class StandardWebhookAuthentication(BaseAuthentication):
             return load_secrets(settings.INGEST_SECRETS)
         except ValueError as exc:  # also reported by the system check ingest.E001
             raise exceptions.AuthenticationFailed(str(exc)) from None
+
+    @classmethod
+    def _signed_content(cls, request) -> str:
+        # A read signs what it reads: its path binds the headers to one job.
+        if request.method in SAFE_METHODS:
+            return request.path
+        return cls._body(request)
 
     @staticmethod
     def _body(request) -> str:

@@ -15,6 +15,8 @@ class StandardWebhookScheme(OpenApiAuthenticationExtension):
             "description": (
                 "Standard Webhooks: send webhook-id (unique per request), webhook-timestamp "
                 "(integer seconds) and webhook-signature (v1,<base64 HMAC-SHA256 of "
-                "'{id}.{timestamp}.{body}'> under a whsec_ secret). See docs/crawlers.md."
+                "'{id}.{timestamp}.{content}'> under a whsec_ secret), where the content is the "
+                "body of a POST and the path of a GET (/api/ingest/v1/jobs/17). See "
+                "docs/crawlers.md."
             ),
         }

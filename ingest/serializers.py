@@ -20,6 +20,7 @@ from catalog.keys import (
     normalize_collection_type,
     normalize_season_code,
     normalize_source,
+    normalize_source_url,
 )
 from catalog.models import YEAR_MAX, YEAR_MIN
 from ingest.models import IngestJob
@@ -40,6 +41,13 @@ class HttpUrlField(serializers.CharField):
         self.validators.append(
             URLValidator(schemes=["http", "https"], message="Enter an absolute http(s) URL.")
         )
+
+
+class SourceUrlField(HttpUrlField):
+    """The crawled article's URL in the form every writer stores (part of the source key)."""
+
+    def to_internal_value(self, data):
+        return normalize_source_url(super().to_internal_value(data))
 
 
 class NormalisedCharField(serializers.CharField):
@@ -186,7 +194,7 @@ class AlbumSerializerBase(StrictSerializer):
         max_length=32,
         error_messages={"invalid": "A site id: letters, digits, '-', '_' or '.'."},
     )
-    source_url = HttpUrlField(max_length=1024)
+    source_url = SourceUrlField(max_length=1024)
     year = serializers.IntegerField(min_value=YEAR_MIN, max_value=YEAR_MAX)
     description = serializers.CharField(
         max_length=20_000, required=False, allow_blank=True, default="", trim_whitespace=True

@@ -1,5 +1,6 @@
 """The crawler-facing endpoints: submit an album, read a job's status. Both are signed with
-Standard Webhooks headers (ingest.auth); neither does any work beyond the database."""
+Standard Webhooks headers (ingest.auth), the submission over its body and the status read over
+its path; neither does any work beyond the database."""
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -90,7 +91,7 @@ class AlbumSubmitView(SignedView):
 class JobStatusView(SignedView):
     @extend_schema(
         operation_id="ingest_job_status",
-        summary="Status and report of an ingest job (signed over an empty body)",
+        summary="Status and report of an ingest job (signed over its path)",
         responses={200: JobStatusSerializer, 401: None, 404: None},
         tags=["ingest"],
     )

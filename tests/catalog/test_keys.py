@@ -1,9 +1,11 @@
-"""The normal forms of key values: idempotent, one key for the spellings of one value, refusals
-for values that have none, and pure (no Django). Runs on both passes (no database)."""
+"""The normal forms of key values: idempotent, in NFC, one key for the spellings of one value
+(composed and decomposed ones included), refusals for values that have none, and pure (no
+Django). Runs on both passes (no database)."""
 
 import ast
 import re
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,7 @@ from catalog.models import Brand, Runway, StreetSnap
 
 ALWAYS = [
     fold_whitespace,
+    fold_title,
     normalize_brand_slug,
     normalize_city,
     normalize_source,
@@ -39,11 +42,17 @@ MAY_REFUSE = [normalize_season_code, normalize_collection_type]
 spaces = st.text(st.sampled_from(" \t\n\r\u00a0\u2009\u3000"), min_size=1, max_size=3)
 ascii_letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 # Any text, and text made of what keys are made of plus the characters that trip normalisers
-# up (case mappings that lengthen, ligatures, accents, apostrophes, separators), so that values
-# with a normal form are common too.
+# up (case mappings that lengthen, ligatures, accents, apostrophes, separators; letters with
+# combining marks, precomposed or not, and signs NFC replaces), so that values with a normal
+# form are common too.
 values = st.one_of(
     st.text(),
-    st.text(st.sampled_from([*"aZf09 -_/.\t'", "\u00a0", "ß", "ﬁ", "é", "İ", "’", "Ⅻ"])),
+    st.text(
+        st.sampled_from(
+            [*"aZf09 -_/.\t'", "\u00a0", "ß", "ﬁ", "é", "İ", "’", "Ⅻ"]
+            + ["ã", "\u0303", "H", "\u0331", "\u030a", "\u212b", "\u2126", "\u212a"]
+        )
+    ),
 )
 
 
@@ -72,6 +81,38 @@ def test_a_normal_form_is_its_own_normal_form(normalise, value):
     once = normal_or_none(normalise, value)
 
     assert once is None or normalise(once) == once
+
+
+# --- NFC: composed and decomposed spellings are one key --------------------------------------
+
+
+@pytest.mark.parametrize("normalise", ALWAYS + MAY_REFUSE, ids=lambda f: f.__name__)
+@given(value=values)
+@example(value="Sa\u0303o Paulo")
+@example(value="H\u0331")  # lower-cases to a letter that composes
+@example(value="\u212b")  # the angstrom sign: NFC makes it Å
+def test_a_normal_form_is_in_nfc(normalise, value):
+    normal = normal_or_none(normalise, value)
+
+    assert normal is None or unicodedata.is_normalized("NFC", normal)
+
+
+@pytest.mark.parametrize("normalise", ALWAYS + MAY_REFUSE, ids=lambda f: f.__name__)
+@given(value=values)
+@example(value="São Paulo")
+@example(value="Ångström")
+def test_composed_and_decomposed_spellings_are_one_key(normalise, value):
+    composed = unicodedata.normalize("NFC", value)
+    decomposed = unicodedata.normalize("NFD", value)
+
+    assert normal_or_none(normalise, composed) == normal_or_none(normalise, decomposed)
+
+
+def test_sao_paulo_typed_either_way_is_one_city_and_one_title():
+    composed, decomposed = "S\u00e3o Paulo", "Sa\u0303o Paulo"
+
+    assert normalize_city(decomposed) == normalize_city(composed) == composed
+    assert fold_title(f"{decomposed} Street Style") == f"{composed} Street Style"
 
 
 # --- One key for the spellings of one value --------------------------------------------------
@@ -198,8 +239,9 @@ def test_a_brand_slug_is_lower_cased_as_ingest_looks_it_up(typed, normal):
     assert normalize_brand_slug(typed) == normal
 
 
-def test_a_source_url_is_only_stripped():
+def test_a_source_url_is_only_stripped_and_put_in_nfc():
     assert normalize_source_url("  https://Example.com/Show/A \n") == "https://Example.com/Show/A"
+    assert normalize_source_url("https://example.com/cafe\u0301") == "https://example.com/caf\u00e9"
 
 
 def test_a_null_title_is_empty():

@@ -1,16 +1,19 @@
 """Scheduled maintenance without cron: rq's cron scheduler (`make scheduler`) enqueues
 reconcile, purge_webhook_ids and gc_media on the maintenance queue, and a worker runs them.
-Two schedulers at once do no harm. Real processes, short intervals."""
+Two schedulers at once do no harm, and a Redis outage does not end one. Real processes, short
+intervals."""
 
 import os
 import signal
 import subprocess
 import sys
 import time
+import uuid
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import redis
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.utils import timezone
@@ -20,6 +23,7 @@ from rq.job import Job
 from catalog.models import StoredObject
 from ingest.models import IngestJob, UsedWebhookId
 from tests.factories import IngestJobFactory, StoredObjectFactory, UsedWebhookIdFactory
+from tests.faults.harness import RedisServer, wait_for
 from tests.ingest.support import worker_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,13 +32,15 @@ TASKS = ("ingest.tasks.reconcile", "ingest.tasks.purge_webhook_ids", "ingest.tas
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
-def manage_process(*args: str, env: dict[str, str]) -> subprocess.Popen:
+def manage_process(*args: str, env: dict[str, str], log: Path | None = None) -> subprocess.Popen:
+    """`manage.py` with `args`; its stderr is a pipe, or with `log` both streams go there."""
+    output = log.open("ab") if log else None
     return subprocess.Popen(  # noqa: S603 - our own manage.py, fixed arguments
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stdout=output or subprocess.DEVNULL,
+        stderr=output or subprocess.PIPE,
         start_new_session=True,
     )
 
@@ -136,3 +142,70 @@ def test_gc_media_skips_while_another_run_holds_its_lock(rq_queue, settings):
     SimpleWorker([queue], connection=queue.connection).work(burst=True)
     assert job.latest_result().return_value == "deleted 1"
     assert not StoredObject.objects.filter(pk=orphan.pk).exists()
+
+
+@pytest.mark.slow
+def test_the_scheduler_rides_out_a_redis_outage(tmp_path):
+    # Given the scheduler on a Redis of the test's own, enqueueing reconcile every 2 s (the
+    # media sweep keeps its schedule, every 5 minutes).
+    server = RedisServer()
+    server.start()
+    queue_name = f"maintenance-{uuid.uuid4().hex[:8]}"
+    env = {
+        **worker_env(f"{queue_name}-ingest"),
+        "REDIS_URL": server.url,
+        "MAINTENANCE_QUEUE": queue_name,
+        "MAINTENANCE_RECONCILE_SCHEDULE": "2",
+        "LOG_LEVEL": "INFO",
+    }
+    log = tmp_path / "rqcron.log"
+    scheduler = manage_process("rqcron", "config.cron", env=env, log=log)
+    client = redis.Redis.from_url(server.url, socket_connect_timeout=2)
+    queue = Queue(queue_name, connection=client)
+
+    def enqueued() -> set[str]:
+        try:
+            jobs = Job.fetch_many(queue.get_job_ids(), connection=client)
+        except redis.ConnectionError:
+            return set()
+        return {job.func_name for job in jobs if job is not None}
+
+    try:
+        wait_for(lambda: enqueued(), timeout=60, what="the first reconcile")
+
+        # When Redis stops for a few seconds and comes back empty on the same port.
+        server.stop()
+        time.sleep(5)
+        server.start()
+
+        # Then the same process says Redis is back and enqueues again, the media sweep too
+        # (at once, not at its next time): whatever the outage kept from the queues goes out.
+        wait_for(lambda: "Redis is back" in log.read_text(), timeout=30, what="the notice")
+        wanted = {"ingest.tasks.reconcile", "catalog.tasks.media_sweep"}
+        wait_for(lambda: wanted <= enqueued(), timeout=30, what=f"{wanted} enqueued")
+        assert scheduler.poll() is None, log.read_text()
+        # and a worker runs them.
+        worker = manage_process("rqworker", queue_name, "--burst", env=env, log=log)
+        assert worker.wait(timeout=180) == 0, log.read_text()
+        finished = Job.fetch_many(queue.finished_job_registry.get_job_ids(), connection=client)
+        assert wanted <= {job.func_name for job in finished if job is not None}
+        assert queue.failed_job_registry.count == 0
+
+        # And stopped during the next outage, it stops cleanly.
+        server.stop()
+        wait_for(lambda: log.read_text().count(": Redis unavailable (") == 2, timeout=30)
+        os.killpg(scheduler.pid, signal.SIGTERM)
+        assert scheduler.wait(timeout=30) == 0
+    finally:
+        if scheduler.poll() is None:
+            os.killpg(scheduler.pid, signal.SIGKILL)
+            scheduler.wait(timeout=30)
+        client.close()
+        server.stop()
+
+    # The log said once per outage that Redis went, once that it came back, without a
+    # traceback.
+    text = log.read_text()
+    assert text.count(": Redis unavailable (") == 2, text
+    assert text.count(": Redis is back after") == 1, text
+    assert "Traceback" not in text, text

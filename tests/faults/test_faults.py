@@ -172,6 +172,47 @@ def test_a_worker_running_a_job_rides_out_a_redis_outage(rig_for):
     assert rig.workers_alive() == list(rig.workers)
 
 
+def test_a_workers_scheduler_comes_back_with_redis(rig_for):
+    # Given a worker running rq's scheduler (its retries with an interval need one), on the
+    # rig's own Redis; retries 2 s apart, each image tried once per attempt.
+    from ingest.models import IngestJob
+
+    rig = rig_for(
+        workers=1,
+        worker_env={
+            "INGEST_RETRY_INTERVALS": "2,2,2",
+            "INGEST_IMAGE_TRIES": "1",
+            "LOG_LEVEL": "INFO",
+        },
+    )
+    (name,) = rig.workers
+    log = rig.logs / f"{name}.log"
+    wait_for(lambda: rig.scheduler_holder() == name, timeout=60, what="the scheduler")
+
+    # When Redis stops for a few seconds and comes back empty on the same port.
+    rig.redis.stop()
+    time.sleep(5)
+    rig.redis.start()
+    wait_for(lambda: "Redis is back" in log.read_text(), timeout=60, what="the worker's notice")
+
+    # Then an album whose images all fail once has its retry moved to the queue by the
+    # scheduler (nothing runs reconcile here) and succeeds in bounded time, not at rq's next
+    # maintenance 10 minutes on; the same worker process ran it, and the log said once that
+    # Redis went and once that it came back.
+    album = rig.album(0)
+    for image in album["images"]:
+        rig.images.routes[urlsplit(image["url"]).path].failures_first = (503,)
+    status, accepted = rig.post(album)
+    assert status == 202
+    job = IngestJob.objects.filter(pk=accepted["job_id"])
+    wait_for(lambda: job.filter(status__in=FINISHED).exists(), timeout=90, what="the retry")
+    assert job.values_list("status", "attempts").get() == ("succeeded", 2)
+    assert rig.workers_alive() == [name]
+    text = log.read_text()
+    assert text.count(": Redis unavailable (") == 1, text
+    assert text.count(": Redis is back after") == 1, text
+
+
 def test_a_database_blip_mid_job_costs_one_retry(rig_for, bucket, report_figures):
     # Given a worker in the middle of a job (the image server holds its download), its database
     # reached through the test's own TCP proxy; retries 2 s apart and a lease of 3 x 2 s, in

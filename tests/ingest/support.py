@@ -63,7 +63,9 @@ class Crawler:
         )
 
     def status(self, job_id: int, **sign: Any):
-        return self.client.get(f"/api/ingest/v1/jobs/{job_id}", headers=signed_headers("", **sign))
+        # A status read signs its path (ingest.auth).
+        path = f"/api/ingest/v1/jobs/{job_id}"
+        return self.client.get(path, headers=signed_headers(path, **sign))
 
 
 def ingest_test_settings(settings: Any) -> None:

@@ -183,13 +183,49 @@ def test_the_status_endpoint_is_signed_the_same_way(crawler, client):
     wrong = crawler.status(job.pk, secret=SECRET_UNKNOWN)
 
     assert signed.status_code == 200
+    assert signed.json()["job_id"] == job.pk
     assert unsigned.status_code == 401
     assert wrong.status_code == 401
 
 
+def test_a_status_read_signed_over_an_empty_body_is_refused(client):
+    # The old way: one header set, valid for the whole tolerance, read every job.
+    job = IngestJobFactory()
+
+    response = client.get(f"/api/ingest/v1/jobs/{job.pk}", headers=signed_headers(""))
+
+    assert response.status_code == 401
+    assert response.json()["detail"] == (
+        "No valid signature for any active secret. "
+        f"A GET signs its path (/api/ingest/v1/jobs/{job.pk}), not an empty body."
+    )
+
+
+def test_a_status_signature_reads_only_its_own_job(client):
+    first, _, third = IngestJobFactory.create_batch(3)
+    headers = signed_headers(f"/api/ingest/v1/jobs/{first.pk}")
+
+    own = client.get(f"/api/ingest/v1/jobs/{first.pk}", headers=headers)
+    other = client.get(f"/api/ingest/v1/jobs/{third.pk}", headers=headers)
+
+    assert own.status_code == 200
+    assert own.json()["job_id"] == first.pk
+    assert other.status_code == 401
+    assert "report" not in other.json()
+
+
 def test_a_status_signature_does_not_authorise_a_post_body(client):
-    # Signed over the empty body of a GET; replayed with a body as a POST.
-    headers = signed_headers("")
+    # Signed over the path of a GET; replayed with a body as a POST.
+    headers = signed_headers("/api/ingest/v1/jobs/1")
     body = json.dumps(runway_album(["https://example.com/a/1.jpg"]))
 
     assert post(client, body, headers).status_code == 401
+
+
+def test_a_submission_signature_does_not_read_a_job(client, body):
+    # Signed over a POST's body; replayed as a status read.
+    job = IngestJobFactory()
+
+    response = client.get(f"/api/ingest/v1/jobs/{job.pk}", headers=signed_headers(body))
+
+    assert response.status_code == 401

@@ -3,6 +3,7 @@ transaction, retries of transient errors, and the fence against superseded execu
 
 import threading
 import time
+import unicodedata
 import uuid
 
 import pytest
@@ -211,6 +212,41 @@ def test_a_street_snap_matches_its_entity_key_with_the_title_folded(photos):
     job = run(submit(street_album(photos, title="Street Style\tCopenhagen")))
 
     assert (job.status, job.reason, job.record_id) == ("skipped", "exists_pending", existing.pk)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("NFD", "NFC"), ("NFC", "NFD")],
+    ids=["decomposed-first", "composed-first"],
+)
+def test_a_street_album_spelt_composed_and_decomposed_is_one_record(photos, first, second):
+    # "São Paulo" with a precomposed "ã", and with an "a" and a combining tilde.
+    def album(form: str) -> dict:
+        return street_album(
+            photos,
+            city=unicodedata.normalize(form, "São Paulo"),
+            title=unicodedata.normalize(form, "São Paulo Street Style"),
+        )
+
+    created = run(submit(album(first)))
+    again = run(submit(album(second)))
+
+    assert created.status == "succeeded"
+    assert (again.status, again.reason) == ("skipped", "exists_pending")
+    assert again.record_id == created.record_id
+    snap = StreetSnap.objects.get()
+    assert (snap.city, snap.title_key) == ("S\u00e3o Paulo", "S\u00e3o Paulo Street Style")
+
+
+def test_a_source_url_spelt_composed_and_decomposed_is_one_source_key(photos):
+    url = "https://example.com/street/s\u00e3o-paulo"
+    created = run(submit(street_album(photos, source_url=unicodedata.normalize("NFD", url))))
+
+    again = run(submit(street_album(photos, source_url=url, city="Lisbon")))
+
+    assert (again.status, again.reason) == ("skipped", "exists_pending")
+    assert again.record_id == created.record_id
+    assert StreetSnap.objects.get().source_url == url
 
 
 def test_a_deleted_record_with_the_source_key_skips(acme, photos):

@@ -75,6 +75,15 @@ class TestKeyPartsAreNormalised:
         snap.refresh_from_db()
         assert snap.city == "New York"
 
+    def test_a_decomposed_city_and_title_are_saved_composed(self, editor_client):
+        # "São Paulo" typed with an "a" and a combining tilde (as some keyboards send it).
+        snap = make_street_snap(city="Paris", title="Look")
+
+        edit(editor_client, snap, city="Sa\u0303o Paulo", title="Sa\u0303o Paulo Look")
+
+        snap.refresh_from_db()
+        assert (snap.city, snap.title_key) == ("S\u00e3o Paulo", "S\u00e3o Paulo Look")
+
     def test_retyping_the_stored_value_in_another_spelling_changes_nothing(self, editor_client):
         runway = make_runway(season_code="FW24")
 
@@ -137,6 +146,15 @@ class TestEntityKeyCheck:
 
         assert "already has this city" in str(response.context["adminform"].form.errors)
         assert StreetSnap.objects.get(pk=mine.pk).city == "Paris"
+
+    def test_a_city_typed_decomposed_is_the_same_albums_key(self, editor_client):
+        make_street_snap(city="S\u00e3o Paulo", year=2024, month=9, title="Fashion Week")
+        mine = make_street_snap(city="Lisbon", year=2024, month=9, title="Fashion Week")
+
+        response = edit(editor_client, mine, city="Sa\u0303o Paulo")
+
+        assert "already has this city" in str(response.context["adminform"].form.errors)
+        assert StreetSnap.objects.get(pk=mine.pk).city == "Lisbon"
 
 
 class TestYearAndMonth:

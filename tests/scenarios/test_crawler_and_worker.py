@@ -35,7 +35,9 @@ class HttpCrawler:
         )
 
     def status(self, status_url: str) -> dict:
-        response = requests.get(self.base + status_url, headers=signed_headers(""), timeout=30)
+        response = requests.get(
+            self.base + status_url, headers=signed_headers(status_url), timeout=30
+        )
         assert response.status_code == 200, response.text
         return response.json()
 

@@ -121,7 +121,9 @@ class Command(BaseCommand):
             raise CommandError(f"the server refused the album: {status} {answer}")
         deadline = time.monotonic() + timeout
         while True:
-            status, job = _request(secret, "GET", f"{url}{answer['status_url']}", "")
+            # A read is signed over its path (ingest.auth).
+            path = answer["status_url"]
+            status, job = _request(secret, "GET", f"{url}{path}", path)
             if status != 200:
                 raise CommandError(f"status {status}: {job}")
             if job["status"] in FINAL:

@@ -354,6 +354,18 @@ class TestNormalForms:
         ]
         assert outcome(plan, STREETS, 6) == SUPERSEDED
 
+    def test_legacy_rows_spelling_a_city_composed_and_decomposed_collide(self):
+        plan = build_plan(
+            archive(
+                record(STREETS, 1, city="S\u00e3o Paulo", title="Look"),
+                record(STREETS, 2, city="Sa\u0303o Paulo", title="Look"),
+            ),
+            CatalogState(),
+        )
+
+        assert outcome(plan, STREETS, 2) == SUPERSEDED
+        assert plan.records[(STREETS.name, 2)].row.city == "S\u00e3o Paulo"
+
     def test_an_approved_draft_matches_its_published_row_in_another_spelling(self):
         plan = build_plan(
             archive(
