@@ -1,10 +1,8 @@
-"""Liveness and readiness for load balancers and orchestrators (django-health-check).
+"""Liveness and readiness (django-health-check), served by config.ops before the host check.
 
-``/healthz``: the process serves requests (no dependency is touched, so a database outage
-never gets every web process restarted). ``/readyz``: the database answers and is migrated,
-Redis answers when ``REDIS_URL`` is set, the media storage answers a read; JSON, each check
-by name "OK" or "failing" (why goes to the log: the probe is anyone's to call), 503 when one
-fails. Served by config.ops ahead of the host check and the HTTPS redirect.
+``/healthz``: the process serves (no dependency touched: a database outage restarts nothing).
+``/readyz``: the database answers and is migrated, Redis answers (with ``REDIS_URL``), the
+storage reads; each check "OK" or "failing" (why goes to the log), 503 when one fails.
 """
 
 import dataclasses

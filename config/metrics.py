@@ -1,10 +1,8 @@
 """Prometheus metrics at ``GET /metrics`` (prometheus-client), behind ``METRICS_TOKEN``.
 
-Every number is right however many processes serve and work: what the database knows (jobs,
-their durations and reports, near-duplicate flags) and the queues in Redis are read at scrape
-time (rq's work-horses run elsewhere, and their rows are shared already); public API requests
-are counted in the web processes, in prometheus-client's multiprocess mode under gunicorn
-(``PROMETHEUS_MULTIPROC_DIR``, config/gunicorn.py), so a scrape of any worker sums them all.
+Right however many processes serve and work: the database and the queues are read at scrape
+time; public API requests are counted in prometheus-client's multiprocess mode under gunicorn
+(``PROMETHEUS_MULTIPROC_DIR``), so a scrape of any worker sums them all.
 """
 
 import hmac
@@ -42,13 +40,8 @@ QUEUE_WAIT_BUCKETS = (1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 21600, 86400)
 FINISHED = ("succeeded", "skipped", "failed")
 IMAGE_OUTCOMES = ("received", "stored", "refused", "repeated", "duplicates")
 # What catalog.visibility.media_sweep counts in MediaSweep.fixed.
-SWEEP_FIXED = (
-    "published",
-    "withdrawn",
-    "missing",
-    "records_to_publish",
-    "records_to_withdraw",
-    "changes_run",
+SWEEP_FIXED = tuple(
+    "published withdrawn missing records_to_publish records_to_withdraw changes_run".split()
 )
 
 

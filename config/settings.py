@@ -107,10 +107,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
-    # Tests use a file beside it too, not Django's default in-memory database: that one is
-    # shared between threads through SQLite's shared cache, whose table locks fail at once
-    # ("database table is locked") where a file waits, so threads that the embedded mode runs
-    # (renditions, the live server) failed there and only there.
+    # Tests use a file beside it too: Django's in-memory one is shared between threads through
+    # SQLite's shared cache, whose table locks fail at once where a file's wait.
     _sqlite_file = Path(DATABASES["default"]["NAME"])
     if _sqlite_file.name != ":memory:":
         _test_file = _sqlite_file.with_name(f"test_{_sqlite_file.name}")
@@ -119,10 +117,8 @@ else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
-# PostgreSQL's planner cost of a random page read, set on the application's connections: the
-# server's default (4) assumes spinning disks, and made a search's facets scan every public
-# runway rather than use the search index (bench/README.md). 1.1 is what PostgreSQL's
-# documentation suggests for SSDs and for data mostly in memory. Empty = the server's own.
+# PostgreSQL's planner cost of a random page read on our connections: 1.1, as its docs suggest
+# for SSDs (the default 4 assumes spinning disks: bench/README.md). Empty: the server's own.
 PG_RANDOM_PAGE_COST = env.str("PG_RANDOM_PAGE_COST", default="1.1")
 
 
@@ -155,19 +151,15 @@ DATABASE_ROUTERS = ["config.routers.PublicApiRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Jobs (rq through django-rq) ------------------------------------------------------------
-# Unset REDIS_URL = the embedded mode: ingest jobs run in-process after the request's
-# transaction commits (see ingest.services). Set = jobs go to the `ingest` queue and a worker
-# (`python manage.py rqworker visibility ingest renditions maintenance --with-scheduler`) runs
-# them, taking from the queues in that order.
+# Unset REDIS_URL = the embedded mode: jobs run in-process after the request's commit. Set =
+# jobs go to rq's queues, which workers serve (docs/operations.md, "Workers").
 REDIS_URL = env.str("REDIS_URL", default="")
 _rq_url = REDIS_URL or "redis://127.0.0.1:6379/0"
-# Enqueueing happens in the request that accepted a job (after commit): a Redis that drops
-# packets must not hold the crawler's 202 for the OS connect timeout (minutes). The job row is
-# committed first, so a failed enqueue loses nothing (the reconcile command re-enqueues it).
+# An enqueue (after the job row's commit; reconcile enqueues what failed) must not hold the
+# crawler's 202 for the OS's connect timeout when Redis drops packets...
 if "socket_connect_timeout=" not in _rq_url:
     _rq_url += ("&" if "?" in _rq_url else "?") + "socket_connect_timeout=2"
-# ... nor one that accepts and never answers hold it forever (redis-py waits without end by
-# default). rq's workers raise it on their own connection for their long blocking reads.
+# ...nor one that never answers hold it for ever (rq's workers raise it for their long reads).
 if "socket_timeout=" not in _rq_url:
     _rq_url += "&socket_timeout=5"
 INGEST_JOB_TIMEOUT = env.int("INGEST_JOB_TIMEOUT", default=900)
@@ -178,10 +170,8 @@ RQ_QUEUES = {
     "maintenance": {"URL": _rq_url, "DEFAULT_TIMEOUT": 3600},
 }
 RQ_QUEUES.setdefault(INGEST_QUEUE, {"URL": _rq_url, "DEFAULT_TIMEOUT": INGEST_JOB_TIMEOUT})
-# The queue the renditions jobs go to (the follow-up of each ingested album, the catch-up,
-# `manage.py renditions`): served after `ingest`, so a new album never waits behind the
-# renditions of those before it (docs/operations.md, "Queues"). Set to the ingest queue's name,
-# they share it as before (bench/burst.py measures both).
+# The renditions jobs' queue, served after `ingest`: a new album never waits behind the
+# renditions of those before it (docs/operations.md, "Queues").
 RENDITIONS_QUEUE = env.str("RENDITIONS_QUEUE", default="renditions")
 RQ_QUEUES.setdefault(RENDITIONS_QUEUE, {"URL": _rq_url, "DEFAULT_TIMEOUT": INGEST_JOB_TIMEOUT})
 # Seconds between the heartbeats a worker sends while it runs a job (rq's job monitoring
@@ -237,13 +227,10 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- Storage ------------------------------------------------------------------------------
-# Two stores (catalog.visibility): a private one that holds every image ingest stored, the
-# legacy archive's and all renditions, and a public one that holds a copy of exactly the bytes a
-# published album shows. Default: the local media folder, private, and no public copy: Django
-# serves /media/ itself and answers each request from the database (the embedded mode). Set
-# AWS_STORAGE_BUCKET_NAME to keep the private store in S3 (or any S3-compatible service through
-# AWS_S3_ENDPOINT_URL) via django-storages; the public copies then go to AWS_PUBLIC_BUCKET_NAME
-# (default: the same bucket, under AWS_PUBLIC_LOCATION).
+# Two stores (catalog.visibility): a private one with every object, and a public one with a copy
+# of exactly what published albums show. Default: the local media folder and no copy (Django
+# serves /media/ from the database's answer). AWS_STORAGE_BUCKET_NAME: the private store in S3
+# (AWS_S3_ENDPOINT_URL), the copies in AWS_PUBLIC_BUCKET_NAME (default: the same, a prefix).
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=BASE_DIR / "media")
 MEDIA_URL = env.str("MEDIA_URL", default="/media/")
 # Where the admin reads private local media (an editor's session is required): pending and

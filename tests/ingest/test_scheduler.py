@@ -1,4 +1,4 @@
-"""The project's `rqcron` (config/management/commands/rqcron.py): rq's cron scheduler waiting for
+"""The project's `rqcron` (ingest.scheduler): rq's cron scheduler waiting for
 Redis instead of ending, one override at a time; the whole process through a real outage is in
 test_cron.py."""
 
@@ -13,8 +13,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 from rq import cron_scheduler_registry
 
-from config.management.commands.rqcron import AFTER_AN_OUTAGE, OutageProofCronScheduler
 from ingest import tasks
+from ingest.scheduler import AFTER_AN_OUTAGE, OutageProofCronScheduler
 
 
 @pytest.fixture
@@ -86,4 +86,8 @@ def test_once_redis_answers_it_registers_and_catches_up(scheduler, caplog):
 
 
 def test_what_it_catches_up_on_are_tasks_that_exist():
-    assert AFTER_AN_OUTAGE == {"ingest.tasks.reconcile", "catalog.tasks.media_sweep"}
+    assert AFTER_AN_OUTAGE == {
+        "ingest.tasks.reconcile",
+        "catalog.tasks.run_media_sync",
+        "catalog.tasks.media_sweep",
+    }
