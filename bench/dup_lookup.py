@@ -158,6 +158,8 @@ def run(url: str) -> None:
             image_model=RunwayImage,
             probes=band_probes(u, distance),
             phash_algorithm=PHASH_ALGORITHM,
+            phash=u,
+            max_distance=distance,
         )
         return {i for i, p in candidates if hamming(p, u) <= distance}, len(candidates)
 

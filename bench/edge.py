@@ -11,6 +11,12 @@ visibility queue.
    through Varnish. Median and max of BENCH_EDGE_TAKEDOWNS (7).
 3. Publishing a 60-image album: from the approve's commit to the detail answering 200 through
    Varnish with every URL it shows (originals and renditions) answering 200.
+4. The long tail a frontend makes: TAIL_URLS (10,000) distinct list, filter, page, search and
+   facets URLs, read at TAIL_RATE (200) requests a second spread Zipf-like over them (the
+   k-th most read is read 1/k as often) for BENCH_EDGE_TAIL_SECONDS (120), after one read of
+   each (an edge that has run a while has seen them), while an editor approves an album every
+   10 s: the lists' hit ratio, and the requests that reached gunicorn (a page past its short
+   s-maxage is served in grace while its next version is fetched: the client's hit, one fetch).
 
 Database: BENCH_DATABASE_URL's PostgreSQL server (default postgres://postgres@127.0.0.1:5432/
 postgres), database bench_edge, made afresh. Redis: BENCH_REDIS_URL (default
@@ -42,6 +48,9 @@ sys.path.insert(0, str(ROOT))
 SECONDS = float(os.environ.get("BENCH_EDGE_SECONDS", "60"))
 CLIENTS = int(os.environ.get("BENCH_EDGE_CLIENTS", "8"))
 TAKEDOWNS = int(os.environ.get("BENCH_EDGE_TAKEDOWNS", "7"))
+TAIL_SECONDS = float(os.environ.get("BENCH_EDGE_TAIL_SECONDS", "120"))
+TAIL_URLS = 10_000
+TAIL_RATE = 200
 RUNWAYS = 120
 IMAGES = 4  # per seeded runway
 BIG_ALBUM = 60
@@ -128,6 +137,7 @@ def main() -> int:
             bench.hit_ratio()
             bench.takedowns()
             bench.publish_big_album()
+            bench.long_tail()
             varnish.stop()
         finally:
             for process in processes:
@@ -298,6 +308,86 @@ class Bench:
             f"{answering * 1000:.0f} ms"
         )
 
+    # --- 4. the long tail ---------------------------------------------------------------------
+
+    def long_tail(self) -> None:
+        from review.services import record_approve
+
+        urls = _tail_urls(TAIL_URLS)
+        rng = random.Random(4)  # noqa: S311 - a load pattern
+        rng.shuffle(urls)  # which URL is the k-th most read
+        weights = [1 / k for k in range(1, len(urls) + 1)]
+        pending = [
+            self.album(IMAGES, status="pending", n=20_000 + n)
+            for n in range(int(TAIL_SECONDS // 10) + 2)
+        ]
+        self._read_all(urls)  # an edge that has run a while has seen each
+        served_before = self._origin_requests()
+        counts: Counter[str] = Counter()
+        lock = threading.Lock()
+        stop = time.monotonic() + TAIL_SECONDS
+        threads = 8
+
+        def client(seed: int) -> None:
+            local_rng = random.Random(seed)  # noqa: S311 - a load pattern
+            connection = http.client.HTTPConnection("127.0.0.1", self.varnish.port, timeout=30)
+            local: Counter[str] = Counter()
+            due = time.monotonic()
+            for path in local_rng.choices(urls, weights, k=int(TAIL_RATE * TAIL_SECONDS)):
+                due += threads / TAIL_RATE
+                time.sleep(max(0, due - time.monotonic()))
+                if time.monotonic() >= stop:
+                    break
+                connection.request("GET", path, headers={"Host": "localhost"})
+                answer = connection.getresponse()
+                answer.read()
+                local[answer.getheader("X-Cache", "miss")] += 1
+            connection.close()
+            with lock:
+                counts.update(local)
+
+        workers = [threading.Thread(target=client, args=(n,)) for n in range(threads)]
+        for worker in workers:
+            worker.start()
+        approved = 0
+        while time.monotonic() < stop - 10 and pending:
+            time.sleep(10)
+            record_approve(record=pending.pop(), actor=self.editor)
+            approved += 1
+        for worker in workers:
+            worker.join()
+        served = counts["hit"] + counts["miss"]
+        print(
+            f"  long tail: {len(urls):,} URLs, Zipf-like, {TAIL_SECONDS:.0f} s at "
+            f"{served / TAIL_SECONDS:.0f}/s, {approved} approvals during it: hit ratio "
+            f"{counts['hit'] / served:.2%} ({counts['miss']} misses); gunicorn answered "
+            f"{self._origin_requests() - served_before} requests (misses and grace fetches)"
+        )
+
+    def _read_all(self, urls: list[str]) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", self.varnish.port, timeout=30)
+        for path in urls:
+            connection.request("GET", path, headers={"Host": "localhost"})
+            connection.getresponse().read()
+        connection.close()
+
+    def _origin_requests(self) -> int:
+        """Requests gunicorn answered, by varnishstat's backend counter."""
+        out = subprocess.run(  # noqa: S603 - Debian's varnishstat, our own arguments
+            [
+                "/usr/bin/varnishstat",
+                "-n",
+                str(self.varnish.instance),
+                "-1",
+                "-f",
+                "MAIN.backend_req",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.split()
+        return int(out[1]) if len(out) > 1 and out[1].isdigit() else 0
+
     # --- helpers ----------------------------------------------------------------------------------
 
     def _urls(self, detail: str) -> list[str]:
@@ -328,6 +418,44 @@ class Bench:
             return answer.status
         finally:
             connection.close()
+
+
+def _tail_urls(count: int) -> list[str]:
+    """Distinct list, filter, page, search and facets URLs, as a frontend's visitors make them."""
+    from bench.public_api_parts.data import CITIES, TYPES, VOCABULARY
+
+    years = range(2000, 2031)
+    brands = [f"brand-{n}" for n in range(12)]
+    found: dict[str, None] = {}
+    rng = random.Random(7)  # noqa: S311 - a load pattern
+    while len(found) < count:
+        kind = rng.random()
+        query: list[str] = []
+        if kind < 0.35:
+            path = "/api/v1/runways/"
+            for name, values in (("brand", brands), ("year", years), ("collection_type", TYPES)):
+                if rng.random() < 0.4:
+                    query.append(f"{name}={rng.choice(list(values))}")
+            if not query and rng.random() < 0.5:
+                query.append(f"page={rng.randint(2, 6)}")
+        elif kind < 0.55:
+            path = "/api/v1/runways/"
+            query.append("q=" + "+".join(rng.sample(VOCABULARY, rng.randint(1, 2))))
+        elif kind < 0.75:
+            path = rng.choice(["/api/v1/runways/facets/", "/api/v1/street-snaps/facets/"])
+            if rng.random() < 0.7:
+                query.append(f"year={rng.choice(list(years))}")
+            if rng.random() < 0.5:
+                query.append(f"city={rng.choice(CITIES)}")
+        else:
+            path = "/api/v1/street-snaps/"
+            query.append(f"city={rng.choice(CITIES)}")
+            if rng.random() < 0.5:
+                query.append(f"month={rng.randint(1, 12)}")
+        if rng.random() < 0.3:
+            query.append(f"page_size={rng.choice([10, 20, 50, 100])}")
+        found[path + ("?" + "&".join(query) if query else "")] = None
+    return list(found)
 
 
 def _until(check, *, timeout: float = 60, every: float = 0.01) -> float:

@@ -100,6 +100,7 @@ def main() -> None:
     parser.add_argument("sizes", nargs="*", type=int, default=[100_000, 1_000_000])
     parser.add_argument("--hashes", type=int, default=5_000_000)
     parser.add_argument("--repeat", type=int, default=40)
+    parser.add_argument("--keep", action="store_true", help="keep the databases (printed)")
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -134,8 +135,11 @@ def main() -> None:
             from django.db import connections
 
             connections.close_all()
-            with psycopg.connect(libpq(ADMIN_URL), autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            if args.keep:
+                print(f"kept: {with_db(ADMIN_URL, name)}")
+            else:
+                with psycopg.connect(libpq(ADMIN_URL), autocommit=True) as admin:
+                    admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     print("\n== growth")
     sizes = list(results)
@@ -178,6 +182,7 @@ def run(name: str, size: int, args, *, hashes: int) -> dict[str, str | float]:
     figures.update(outbox())
     figures.update(purges())
     figures.update(sweep())
+    figures.update(duplicates(size, 0, args.repeat))
     figures.update(weight())
     if hashes:
         figures.update(duplicates(size, hashes, args.repeat))
@@ -430,17 +435,22 @@ def duplicates(size: int, hashes: int, repeat: int) -> dict[str, float]:
         queries = iter([rng.getrandbits(64) for _ in range(repeat + 1)])
 
         def lookup():
+            phash = next(queries)
             selectors.image_near_duplicate_candidates(
                 image_model=RunwayImage,
-                probes=band_probes(next(queries), distance),
+                probes=band_probes(phash, distance),
                 phash_algorithm="phash-draft128-v1",
+                phash=phash,
+                max_distance=distance,
             )
 
         p50, p95 = timed(lookup, repeat)
         print(f"near-duplicate lookup, {label}: median {p50:.2f} ms, p95 {p95:.2f} ms")
         figures[f"near-duplicate lookup {label} median ms"] = p50
 
-    measure(f"{size:,} images")
+    if not hashes:
+        measure(f"{size:,} images")
+        return figures
     with connection.cursor() as cursor:
         cursor.execute("SELECT max(id) FROM brand_runway_images")
         (top,) = cursor.fetchone()

@@ -387,7 +387,7 @@ def image_indexes(prefix: str, record: str) -> list[models.Index]:
             models.Index(
                 fields=[f"phash_band{n}"],
                 condition=live,
-                include=["id", "phash", "phash_algorithm", record],
+                include=["id", "phash"],
                 name=f"{prefix}_band{n}_live",
             )
             for n in range(4)

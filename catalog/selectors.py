@@ -4,7 +4,9 @@ indexed near-duplicate candidate query, and the albums whose renditions were nev
 from collections.abc import Collection, Sequence
 from datetime import datetime
 
-from django.db.models import Q
+from django.db import connection
+from django.db.models import BooleanField, Q
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Lower
 from django.utils.text import slugify
 
@@ -94,10 +96,10 @@ def image_near_duplicate_candidates(
 
     ``probes[n]`` lists the 16-bit values to look for in band ``n`` (see
     ``ingest.hashing.band_probes``). Each band has a partial index on live rows with a
-    comparable hash that carries what a candidate is (id, hash, algorithm, album): four
-    index-only scans, one per band, over a few hundred probe values, never a scan of the table
-    nor a heap page per candidate. Only the candidates within the distance are then read from
-    the table, to check their album is live (bench/scale.py; docs/hashing.md).
+    comparable hash that carries each candidate's id and hash: four index-only scans, one per
+    band, over a few hundred probe values, with the exact distance checked there (PostgreSQL)
+    or in Python, never a scan of the table nor a heap page per candidate. Only the matches
+    are then read from the table: their algorithm, their album (bench/scale.py; docs/hashing.md).
 
     Hashes of another algorithm are not comparable bit for bit, so they are filtered here, in
     the query: the legacy archive's (of an unknown algorithm) are not even in the band
@@ -110,35 +112,43 @@ def image_near_duplicate_candidates(
         raise ValueError("four bands of probes expected")
     if phash_algorithm in (LEGACY_PHASH_ALGORITHM, ""):
         raise ValueError(f"hashes of algorithm {phash_algorithm!r} are never compared")
-    record_id = f"{image_model.record_field}_id"
     # Spelled out: the band indexes' own condition, which is what lets SQLite (and not only
     # PostgreSQL) use them.
-    comparable = (
-        image_model.objects.live().comparable_hashes().filter(phash_algorithm=phash_algorithm)
-    )
+    comparable = image_model.objects.live().comparable_hashes()
+    near = phash is not None and max_distance is not None
+    if near and connection.vendor == "postgresql":
+        signed = phash - (1 << 64) if phash >= 1 << 63 else phash  # type: ignore[operator]
+        comparable = comparable.filter(
+            RawSQL(  # noqa: S611 - the values are parameters
+                "bit_count((phash # %s)::bit(64)) <= %s",
+                [signed, max_distance],
+                output_field=BooleanField(),
+            )
+        )
     bands = [
         comparable.filter(**{f"phash_band{band}__in": list(values)})
         .order_by()
-        .values_list("id", "phash", record_id)
+        .values_list("id", "phash")
         for band, values in enumerate(probes)
     ]
     found: dict[int, int] = {}
-    for image_id, image_phash, record in bands[0].union(*bands[1:], all=True):
-        if record == exclude_record_id:
+    for image_id, image_phash in bands[0].union(*bands[1:], all=True):
+        if near and ((image_phash ^ phash) & _MASK64).bit_count() > max_distance:  # type: ignore[operator]
             continue
-        if phash is not None and max_distance is not None:
-            if ((image_phash ^ phash) & _MASK64).bit_count() > max_distance:
-                continue
         found[image_id] = image_phash
     if not found:
         return []
-    live = image_model.objects.filter(
-        pk__in=list(found), **{f"{image_model.record_field}__deleted_at": None}
+    # Only these are read from the table: their algorithm, their album.
+    record = image_model.record_field
+    rows = image_model.objects.filter(
+        pk__in=list(found), phash_algorithm=phash_algorithm, **{f"{record}__deleted_at": None}
     )
+    if exclude_record_id is not None:
+        rows = rows.exclude(**{f"{record}_id": exclude_record_id})
     distinct = not_duplicates_of(sha1) if sha1 else set()
     if distinct:
-        live = live.exclude(sha1__in=distinct)
-    return sorted((pk, found[pk]) for pk in live.values_list("pk", flat=True))
+        rows = rows.exclude(sha1__in=distinct)
+    return sorted((pk, found[pk]) for pk in rows.values_list("pk", flat=True))
 
 
 _MASK64 = (1 << 64) - 1

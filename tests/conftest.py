@@ -66,6 +66,22 @@ def _redis_breakers_closed():
         breaker.close()
 
 
+@pytest.fixture(autouse=True)
+def _background_jobs_end_before_the_flush(request):
+    # A test that commits (transaction=True) may leave an in-process job running (the embedded
+    # mode's thread pool: a visibility run after a commit); the database's flush at teardown
+    # must not race it for the tables' locks.
+    marker = request.node.get_closest_marker("django_db")
+    if marker is None or not marker.kwargs.get("transaction"):
+        yield
+        return
+    request.getfixturevalue("_django_db_helper")  # set up first, so torn down after this
+    yield
+    from ingest import thread_pool
+
+    thread_pool.wait_idle(timeout=60)
+
+
 @pytest.fixture
 def hung_redis():
     """A Redis that accepts connections and never answers (tests.support.HungRedis)."""

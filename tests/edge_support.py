@@ -67,6 +67,7 @@ class Varnish:
         (workdir / "test.vcl").write_text(vcl)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.instance = workdir / "instance"  # varnishstat -n
         self.process = subprocess.Popen(  # noqa: S603 - Debian's varnishd, our own arguments
             [
                 VARNISHD,

@@ -3,8 +3,8 @@
 - The keys of public_objects and stored_objects: one unique index each, not the unique field's
   index and its twin for LIKE (varchar_pattern_ops), which no query uses: 15 % of the database
   at a million images (bench/scale.py).
-- The band indexes hold what the near-duplicate lookup reads of a candidate (id, hash,
-  algorithm, album): it reads them alone, not a heap page per candidate.
+- The band indexes hold what the near-duplicate lookup reads of a candidate (its id and
+  hash): it reads them alone, not a heap page per candidate.
 - The public views read the public rows (publicapi 0008) since, with indexes of their own:
   the partial indexes over catalog's published rows that served the views before (0007's
   newest-first and search indexes, 0008's facet indexes) serve nothing. The search columns
@@ -108,35 +108,35 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='runwayimage',
-            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band0'], include=('id', 'phash', 'phash_algorithm', 'runway'), name='runway_image_band0_live'),
+            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band0'], include=('id', 'phash'), name='runway_image_band0_live'),
         ),
         migrations.AddIndex(
             model_name='runwayimage',
-            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band1'], include=('id', 'phash', 'phash_algorithm', 'runway'), name='runway_image_band1_live'),
+            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band1'], include=('id', 'phash'), name='runway_image_band1_live'),
         ),
         migrations.AddIndex(
             model_name='runwayimage',
-            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band2'], include=('id', 'phash', 'phash_algorithm', 'runway'), name='runway_image_band2_live'),
+            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band2'], include=('id', 'phash'), name='runway_image_band2_live'),
         ),
         migrations.AddIndex(
             model_name='runwayimage',
-            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band3'], include=('id', 'phash', 'phash_algorithm', 'runway'), name='runway_image_band3_live'),
+            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band3'], include=('id', 'phash'), name='runway_image_band3_live'),
         ),
         migrations.AddIndex(
             model_name='streetsnapimage',
-            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band0'], include=('id', 'phash', 'phash_algorithm', 'street_snap'), name='street_image_band0_live'),
+            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band0'], include=('id', 'phash'), name='street_image_band0_live'),
         ),
         migrations.AddIndex(
             model_name='streetsnapimage',
-            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band1'], include=('id', 'phash', 'phash_algorithm', 'street_snap'), name='street_image_band1_live'),
+            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band1'], include=('id', 'phash'), name='street_image_band1_live'),
         ),
         migrations.AddIndex(
             model_name='streetsnapimage',
-            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band2'], include=('id', 'phash', 'phash_algorithm', 'street_snap'), name='street_image_band2_live'),
+            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band2'], include=('id', 'phash'), name='street_image_band2_live'),
         ),
         migrations.AddIndex(
             model_name='streetsnapimage',
-            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band3'], include=('id', 'phash', 'phash_algorithm', 'street_snap'), name='street_image_band3_live'),
+            index=models.Index(condition=models.Q(('deleted_at__isnull', True), models.Q(('phash_algorithm__in', ['legacy', '']), _negated=True)), fields=['phash_band3'], include=('id', 'phash'), name='street_image_band3_live'),
         ),
         migrations.AddConstraint(
             model_name='publicobject',

@@ -80,8 +80,9 @@ def metric(name: str, **labels) -> float:
     raise KeyError(name)
 
 
-def test_a_publish_the_store_refuses_shows_nothing_and_is_retried(store):
+def test_a_publish_the_store_refuses_shows_nothing_and_is_retried(store, settings):
     proxy, public_keys = store
+    settings.VISIBILITY_RETRY_INTERVALS = [60]
     runway = album(status="pending")
     record_approve(record=runway, actor=curator())
     proxy.failing, proxy.methods = True, {"PUT"}  # copies are PUTs
