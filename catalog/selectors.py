@@ -116,8 +116,8 @@ def image_near_duplicate_candidates(
     # PostgreSQL) use them.
     comparable = image_model.objects.live().comparable_hashes()
     near = phash is not None and max_distance is not None
-    if near and connection.vendor == "postgresql":
-        signed = phash - (1 << 64) if phash >= 1 << 63 else phash  # type: ignore[operator]
+    if phash is not None and near and connection.vendor == "postgresql":
+        signed = phash - (1 << 64) if phash >= 1 << 63 else phash
         comparable = comparable.filter(
             RawSQL(  # noqa: S611 - the values are parameters
                 "bit_count((phash # %s)::bit(64)) <= %s",
@@ -133,8 +133,9 @@ def image_near_duplicate_candidates(
     ]
     found: dict[int, int] = {}
     for image_id, image_phash in bands[0].union(*bands[1:], all=True):
-        if near and ((image_phash ^ phash) & _MASK64).bit_count() > max_distance:  # type: ignore[operator]
-            continue
+        if phash is not None and max_distance is not None:
+            if ((image_phash ^ phash) & _MASK64).bit_count() > max_distance:
+                continue
         found[image_id] = image_phash
     if not found:
         return []
