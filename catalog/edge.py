@@ -35,9 +35,11 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from urllib.parse import quote, urlsplit
 
 from django.conf import settings
+from django.utils import timezone
 
 from catalog.storage import IMAGE_PREFIX, RENDITION_PREFIX, sha1_of_rendition_key
 
@@ -103,6 +105,14 @@ def encode_tag(tag: str) -> str:
 def tags_header(tags: Iterable[str]) -> str:
     """The tags once each, in the order first named, encoded, space-separated."""
     return " ".join(dict.fromkeys(encode_tag(tag) for tag in tags))
+
+
+def seconds_until(moment: datetime | None) -> int:
+    """Whole seconds from now to ``moment`` (0 once it passed), for a cache lifetime that must
+    end by then; more than any lifetime when there is no moment."""
+    if moment is None:
+        return 10**9
+    return max(0, int((moment - timezone.now()).total_seconds()))
 
 
 def purge_enabled() -> bool:

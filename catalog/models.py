@@ -5,6 +5,7 @@ are no draft tables. The public side never reads these tables: it reads the `pub
 that `publicapi` creates over them.
 """
 
+from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar
 
 from django.core.files.storage import default_storage
@@ -73,9 +74,34 @@ class BrandAlias(models.Model):
         super().save(*args, **kwargs)
 
 
+def in_window(now: datetime | None = None, prefix: str = "") -> Q:
+    """Past its go-live (none: at once) and before its expiry (none: never), at ``now``."""
+    now = now or timezone.now()
+    return (Q(**{f"{prefix}go_live_at__isnull": True}) | Q(**{f"{prefix}go_live_at__lte": now})) & (
+        Q(**{f"{prefix}expires_at__isnull": True}) | Q(**{f"{prefix}expires_at__gt": now})
+    )
+
+
+def public_q(now: datetime | None = None, prefix: str = "") -> Q:
+    """A record the public may see at ``now``: published, live and inside its embargo."""
+    status = {f"{prefix}status": "published", f"{prefix}deleted_at__isnull": True}
+    return Q(**status) & in_window(now, prefix)
+
+
 class RecordQuerySet(models.QuerySet):
     def live(self):
         return self.filter(deleted_at__isnull=True)
+
+    def public(self, now: datetime | None = None):
+        """Published, live, and inside its go-live and expiry: what the public may see."""
+        return self.filter(public_q(now))
+
+    def scheduled(self, now: datetime | None = None):
+        """Published, live, and waiting for its go-live."""
+        now = now or timezone.now()
+        return self.filter(
+            status=Record.Status.PUBLISHED, deleted_at__isnull=True, go_live_at__gt=now
+        )
 
     def deleted(self):
         return self.filter(deleted_at__isnull=False)
@@ -122,6 +148,13 @@ class Record(models.Model):
     source = models.CharField(max_length=32, blank=True, default="", db_default="")
     source_url = models.CharField(max_length=1024, blank=True, default="", db_default="")
 
+    # An embargo: the record is public only from its go-live (a house releases a show's looks
+    # at a set minute) until its expiry (a licence ends), in UTC; none: at once, and for good.
+    # A published record before its go-live is "scheduled". Each time runs the visibility job
+    # at that moment (catalog.visibility), which moves the bytes and purges the edge.
+    go_live_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
     # Every live image's bytes are in the public store (catalog.visibility): the public views
     # show a published record only once this is set, so no URL they show fails to answer.
     # False by default in Python and in the database: a record written by any path that does
@@ -152,9 +185,26 @@ class Record(models.Model):
     def image_model(cls) -> "type[RunwayImage] | type[StreetSnapImage]":
         raise NotImplementedError
 
-    def is_public(self) -> bool:
-        """Whether the visibility rule counts this record's images: published and live."""
-        return self.status == Record.Status.PUBLISHED and self.deleted_at is None
+    def is_public(self, now: datetime | None = None) -> bool:
+        """Whether the visibility rule counts this record's images: published, live and inside
+        its go-live and expiry."""
+        now = now or timezone.now()
+        return (
+            self.status == Record.Status.PUBLISHED
+            and self.deleted_at is None
+            and (self.go_live_at is None or self.go_live_at <= now)
+            and (self.expires_at is None or self.expires_at > now)
+        )
+
+    def is_scheduled(self, now: datetime | None = None) -> bool:
+        """Published and waiting for its go-live."""
+        now = now or timezone.now()
+        return (
+            self.status == Record.Status.PUBLISHED
+            and self.deleted_at is None
+            and self.go_live_at is not None
+            and self.go_live_at > now
+        )
 
 
 def record_constraints(prefix: str, entity_key: list[str]) -> list[models.BaseConstraint]:
@@ -181,6 +231,24 @@ def record_constraints(prefix: str, entity_key: list[str]) -> list[models.BaseCo
             name=f"{prefix}_status_valid",
             violation_error_message="The status is one of pending, published or rejected.",
         ),
+        models.CheckConstraint(
+            condition=Q(go_live_at__isnull=True)
+            | Q(expires_at__isnull=True)
+            | Q(expires_at__gt=F("go_live_at")),
+            name=f"{prefix}_expiry_after_go_live",
+            violation_error_message="The expiry is after the go-live time.",
+        ),
+    ]
+
+
+def embargo_indexes(prefix: str) -> list[models.Index]:
+    # The few records with a go-live or an expiry: the queue's Scheduled tab, the sweep's
+    # look for a time that passed.
+    return [
+        models.Index(
+            fields=[name], condition=Q(**{f"{name}__isnull": False}), name=f"{prefix}_{name}"
+        )
+        for name in ("go_live_at", "expires_at")
     ]
 
 
@@ -202,6 +270,7 @@ class Runway(Record):
         indexes = [
             models.Index(fields=["status", "-published_at"], name="runway_status_published"),
             models.Index(fields=["status", "-created_at"], name="runway_status_created"),
+            *embargo_indexes("runway"),
         ]
         permissions = [
             ("publish_runway", "Can approve and unpublish runways"),
@@ -245,6 +314,7 @@ class StreetSnap(Record):
         indexes = [
             models.Index(fields=["status", "-published_at"], name="street_status_published"),
             models.Index(fields=["status", "-created_at"], name="street_status_created"),
+            *embargo_indexes("street"),
         ]
         permissions = [
             ("publish_streetsnap", "Can approve and unpublish street snaps"),

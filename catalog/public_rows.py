@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # --- The tables ------------------------------------------------------------------------------
-# Migration 0013 made them as they are here: a change is a migration of its own.
+# Migration 0014 made them as they are here: a change is a migration of its own.
 
 _IMAGE_COLUMNS = [
     ("id", "bigint NOT NULL PRIMARY KEY"),
@@ -56,6 +56,10 @@ _RECORD_COLUMNS = [
     ("published_at", "{timestamp} NULL"),
     ("updated_at", "{timestamp} NOT NULL"),
     ("search", "{search} NULL"),
+    # The embargo: the views show a row only inside it (publicapi/sql.py), whatever the jobs
+    # that move its bytes at those times do.
+    ("go_live_at", "{timestamp} NULL"),
+    ("expires_at", "{timestamp} NULL"),
 ]
 
 TABLES: dict[str, list[tuple[str, str]]] = {
@@ -209,8 +213,14 @@ STREET = Kind(
 )
 KINDS = [RUNWAY, STREET]
 
-# A record is public while published, live and its bytes are public (catalog.visibility).
-PUBLIC_RECORD = "r.status = 'published' AND r.deleted_at IS NULL AND r.bytes_public"
+# A record has public rows while published, live, not expired and its bytes are public (or, in
+# the embedded mode, need no copy: catalog.visibility.flag). Its go-live the views hold.
+PUBLIC_RECORD = (
+    "r.status = 'published' AND r.deleted_at IS NULL AND r.bytes_public "
+    "AND (r.expires_at IS NULL OR r.expires_at > {now})"
+)
+# Now, as each database writes a timestamp (Django stores SQLite's as ISO text in UTC).
+NOW = {"postgresql": "now()", "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now')"}
 
 
 def image_shown_columns(kind: Kind) -> list[str]:
@@ -286,6 +296,8 @@ def record_refresh(kind: Kind, vendor: str, ids: str) -> list[str]:
         "r.published_at",
         "r.updated_at",
         _search(vendor, "r"),
+        "r.go_live_at",
+        "r.expires_at",
     ]
     parent = (
         ""
@@ -298,7 +310,7 @@ def record_refresh(kind: Kind, vendor: str, ids: str) -> list[str]:
         f"DELETE FROM {kind.rows} WHERE id IN ({ids})",
         f"INSERT INTO {kind.rows} ({', '.join(record_names)}) "
         f"SELECT {', '.join(record_values)} FROM {kind.table} r {joined} "
-        f"WHERE r.id IN ({ids}) AND {PUBLIC_RECORD}",
+        f"WHERE r.id IN ({ids}) AND {PUBLIC_RECORD.format(now=NOW[vendor])}",
         f"INSERT INTO {kind.image_rows} ({', '.join(image_names)}) "
         f"SELECT {', '.join(image_values)} FROM {kind.images} i "
         f"JOIN {kind.rows} r ON r.id = i.{kind.fk} {parent} "

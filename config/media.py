@@ -19,7 +19,7 @@ from django.utils.cache import patch_cache_control
 from django.views.static import serve
 
 from catalog import edge
-from catalog.visibility import image_response_tags, public_storage
+from catalog.visibility import image_response, public_storage
 
 FAVICON = Path(__file__).with_name("favicon.ico")
 
@@ -27,19 +27,19 @@ FAVICON = Path(__file__).with_name("favicon.ico")
 def public_media(request, path: str) -> HttpResponseBase:
     # The key itself or nothing: another spelling of it ("images//x", "images/y/../x") is no
     # key, so the edge never caches an object under a URL its purge would not name.
-    tags = image_response_tags(path)
-    if tags is None:
+    shown = image_response(path)
+    if shown is None:
         return _refused(Http404)
     store = public_storage() if settings.MEDIA_PUBLIC_COPIES else default_storage
     try:
         response = _serve(request, path, store.location)  # type: ignore[attr-defined]  # a FileSystemStorage
     except Http404:
         return _refused(Http404)
-    patch_cache_control(response, public=True, max_age=settings.MEDIA_CACHE_SECONDS)
-    if edge.purge_enabled():
-        # Every change of what the public sees purges the edge (catalog.edge).
-        patch_cache_control(response, s_maxage=settings.EDGE_CACHE_SECONDS)
-        response["Surrogate-Key"] = edge.tags_header(tags)
+    left = edge.seconds_until(shown.expires_at)  # not kept once no album shows it
+    patch_cache_control(response, public=True, max_age=min(settings.MEDIA_CACHE_SECONDS, left))
+    if edge.purge_enabled():  # every change of what the public sees purges it (catalog.edge)
+        patch_cache_control(response, s_maxage=min(settings.EDGE_CACHE_SECONDS, left))
+        response["Surrogate-Key"] = edge.tags_header(shown.tags)
     return response
 
 

@@ -68,6 +68,7 @@ def _write_runway(
         source_url=album["source_url"],
         ingest_job_id=ingest_job_id,
         content_checksum=content_checksum,
+        go_live_at=album.get("embargo_until"),
     )
     if record is None:
         return services.runway_create(content=content, images=images)
@@ -93,6 +94,7 @@ def _write_street_snap(
         source_url=album["source_url"],
         ingest_job_id=ingest_job_id,
         content_checksum=content_checksum,
+        go_live_at=album.get("embargo_until"),
     )
     if record is None:
         return services.street_snap_create(content=content, images=images)

@@ -8,6 +8,7 @@ what the tasks run (the pipeline, which builds on ingest.services), so no import
 
 import logging
 import time
+from datetime import datetime, timedelta
 from typing import Any
 
 import pybreaker
@@ -121,35 +122,48 @@ def renditions_enqueue(*, kind: str, record_id: int, force: bool = False) -> boo
     return True
 
 
-def visibility_enqueue(**kwargs: Any) -> bool:
+def visibility_enqueue(*, at: datetime | None = None, **kwargs: Any) -> bool:
     """Ask for a run of the visibility job (catalog.tasks.run_media_sync), on the visibility
     queue or the embedded mode's thread for it: the receiver of catalog's ``media_changed``
-    signal, sent on commit of every write the public may see. Never raises: the changes are
-    rows, and the scheduler's catch-up (config/cron.py) runs what no job did.
+    signal, sent on commit of every write the public may see (``at``: an embargo's time to
+    come, when the run is scheduled, by rq's scheduler, one run per second asked for). Never
+    raises: the changes are rows, and the scheduler's catch-up (config/cron.py) runs what no
+    job did.
 
     One waiting entry on the queue at most (its id is fixed): a burst of decisions (a bulk
     approve) asks once, and the run takes every change committed by then.
     """
+    later = at if at is not None and at > timezone.now() else None
     if not settings.REDIS_URL:
-        thread_pool.submit(RUN_MEDIA_SYNC, lane="visibility")
+        # No scheduler in the embedded mode: the views keep a record inside its embargo.
+        if later is None:
+            thread_pool.submit(RUN_MEDIA_SYNC, lane="visibility")
         return True
     try:
         queue = get_queue(settings.VISIBILITY_QUEUE, commit_mode="auto")
+        if later is not None:
+            if later.microsecond:  # the whole second at or just after it
+                later = later.replace(microsecond=0) + timedelta(seconds=1)
+            job = _visibility_job(f"{VISIBILITY_JOB_ID}-at-{int(later.timestamp())}")
+            queue.enqueue_at(later, RUN_MEDIA_SYNC, **job)
+            return True
         with queue.connection.pipeline() as pipe:
             pipe.multi()
             pipe.lrem(queue.key, 0, VISIBILITY_JOB_ID)
-            queue.enqueue(
-                RUN_MEDIA_SYNC,
-                job_id=VISIBILITY_JOB_ID,
-                job_timeout=600,
-                description="move bytes and purge the edge for the waiting changes",
-                pipeline=pipe,
-            )
+            queue.enqueue(RUN_MEDIA_SYNC, pipeline=pipe, **_visibility_job(VISIBILITY_JOB_ID))
             pipe.execute()
     except RedisError:
         logger.warning("visibility job: Redis unavailable; the catch-up will run the changes")
         return False
     return True
+
+
+def _visibility_job(job_id: str) -> dict[str, Any]:
+    return {
+        "job_id": job_id,
+        "job_timeout": 600,
+        "description": "move bytes and purge the edge for the waiting changes",
+    }
 
 
 def _mark_enqueued(job_id: int) -> None:

@@ -6,10 +6,12 @@ the field's name, never silently dropped data.
 """
 
 from collections.abc import Callable, Mapping
+from datetime import UTC
 from typing import Any
 
 from django.conf import settings
 from django.core.validators import URLValidator
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -186,6 +188,22 @@ class StreetAlbumImageSerializer(StrictSerializer):
         list_serializer_class = StreetImagesSerializer
 
 
+class InstantField(serializers.DateTimeField):
+    """An ISO 8601 moment with its offset (``2027-03-03T20:30:00+01:00``, ``...Z``), in UTC. A
+    time without one names no moment (whose 20:30?): refused, not guessed."""
+
+    default_error_messages = {
+        "naive": "{name} needs an offset (+01:00, Z): without one, {value!r} is not one moment.",
+    }
+
+    def to_internal_value(self, value):
+        if isinstance(value, str):
+            parsed = parse_datetime(value.strip())
+            if parsed is not None and parsed.tzinfo is None:
+                self.fail("naive", name=self.field_name, value=value)
+        return super().to_internal_value(value).astimezone(UTC)
+
+
 class AlbumSerializerBase(StrictSerializer):
     kind = serializers.ChoiceField(choices=IngestJob.Kind.choices)
     # DRF's metaclass takes declared fields off the class; the stubs see Field.source here.
@@ -198,6 +216,14 @@ class AlbumSerializerBase(StrictSerializer):
     year = serializers.IntegerField(min_value=YEAR_MIN, max_value=YEAR_MAX)
     description = serializers.CharField(
         max_length=20_000, required=False, allow_blank=True, default="", trim_whitespace=True
+    )
+    # A house's release time: the album's go-live; approved before it, it is scheduled.
+    embargo_until = InstantField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="When the album may first be shown (ISO 8601 with an offset, e.g. "
+        "2027-03-03T20:30:00+01:00): approved before it, the album waits for it. Optional.",
     )
     image_serializer: type[StrictSerializer]
 

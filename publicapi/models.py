@@ -49,6 +49,8 @@ class PublicRunway(models.Model):
     image_count = models.IntegerField()
     published_at = models.DateTimeField(null=True)
     updated_at = models.DateTimeField()
+    # When it leaves the public (an embargo's expiry); its responses are not cached past it.
+    expires_at = models.DateTimeField(null=True)
 
     class Meta:
         managed = False
@@ -97,6 +99,7 @@ class PublicStreetSnap(models.Model):
     image_count = models.IntegerField()
     published_at = models.DateTimeField(null=True)
     updated_at = models.DateTimeField()
+    expires_at = models.DateTimeField(null=True)
 
     class Meta:
         managed = False

@@ -312,56 +312,75 @@ def _views_v7(views: list[str]) -> list[str]:
 
 VIEWS_V7 = {kind: _views_v7(views) for kind, views in VIEWS_V6.items()}
 
-# V8: the views read the public rows (catalog/public_rows.py): tables that hold exactly the public
-# rows, kept by triggers on catalog's tables, so whoever reads the views, with whatever SQL,
-# has no hidden row beneath them. Same columns and rows as V7. They check their owner's
-# rights again (not security_invoker): the public role reads the views, and no table.
+# V8: the views read the public rows (catalog/public_rows.py): tables that hold exactly the
+# public rows, kept by triggers on catalog's tables, so whoever reads the views, with whatever
+# SQL, has no hidden row beneath them. They check their owner's rights again (not
+# security_invoker): the public role reads the views, and no table. And a record shows only
+# inside its embargo, past its go-live and before its expiry, now: whatever the jobs that move
+# its bytes at those times do, the API never shows it early or late. Same columns as V7.
 _COMPARABLE = "phash IS NOT NULL AND NOT (phash_algorithm IN ('legacy', ''))"
-VIEWS_V8 = [
-    """
+_NOW = {"postgresql": "now()", "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now')"}
+
+
+def _views_v8(vendor: str) -> list[str]:
+    window = (
+        "(go_live_at IS NULL OR go_live_at <= {now}) AND (expires_at IS NULL OR expires_at > {now})"
+    ).format(now=_NOW[vendor])
+    return [
+        f"""
     CREATE VIEW public_brand_runways AS
     SELECT id, brand_id, brand_slug, brand_name, season_code, season, year, collection_type,
-           title, description, cover_id, image_count, published_at, updated_at, search
-    FROM public_brand_runway_rows
-    """,
-    """
+           title, description, cover_id, image_count, published_at, updated_at, search,
+           expires_at
+    FROM public_brand_runway_rows WHERE {window}
+    """,  # noqa: S608 - our own condition
+        """
     CREATE VIEW public_brand_runway_images AS
-    SELECT id, runway_id, storage_key, width, height, mime_type, sort_order, look_index,
-           renditions, placeholder, color
-    FROM public_brand_runway_image_rows
+    SELECT i.id, i.runway_id, i.storage_key, i.width, i.height, i.mime_type, i.sort_order,
+           i.look_index, i.renditions, i.placeholder, i.color
+    FROM public_brand_runway_image_rows i JOIN public_brand_runways r ON r.id = i.runway_id
     """,
-    """
+        f"""
     CREATE VIEW public_street_snaps AS
     SELECT id, city, year, month, title, description, cover_id, image_count, published_at,
-           updated_at, search
-    FROM public_street_snap_rows
-    """,
-    """
-    CREATE VIEW public_street_snap_images AS
-    SELECT id, street_snap_id, storage_key, width, height, mime_type, sort_order, parent_id,
-           is_detail, renditions, placeholder, color
-    FROM public_street_snap_image_rows
-    """,
-    """
-    CREATE VIEW public_brands AS
-    SELECT id, name, slug, is_featured, runway_count, latest_published_at
-    FROM public_brand_rows
-    """,
-    """
-    CREATE VIEW public_brand_names AS
-    SELECT brand_id, name, search FROM public_brand_name_rows
-    """,
-    f"""
-    CREATE VIEW public_image_hashes AS
-    SELECT 'runway' AS kind, id, runway_id AS record_id, phash, phash_algorithm,
-           phash_band0, phash_band1, phash_band2, phash_band3
-    FROM public_brand_runway_image_rows WHERE {_COMPARABLE}
-    UNION ALL
-    SELECT 'street' AS kind, id, street_snap_id AS record_id, phash, phash_algorithm,
-           phash_band0, phash_band1, phash_band2, phash_band3
-    FROM public_street_snap_image_rows WHERE {_COMPARABLE}
+           updated_at, search, expires_at
+    FROM public_street_snap_rows WHERE {window}
     """,  # noqa: S608 - our own condition
-]
+        """
+    CREATE VIEW public_street_snap_images AS
+    SELECT i.id, i.street_snap_id, i.storage_key, i.width, i.height, i.mime_type,
+           i.sort_order, i.parent_id, i.is_detail, i.renditions, i.placeholder, i.color
+    FROM public_street_snap_image_rows i JOIN public_street_snaps s ON s.id = i.street_snap_id
+    """,
+        # A brand while it has a public runway, now: counted here (a scheduled one does not).
+        """
+    CREATE VIEW public_brands AS
+    SELECT b.id, b.name, b.slug, b.is_featured, COUNT(r.id) AS runway_count,
+           MAX(r.published_at) AS latest_published_at
+    FROM public_brand_rows b JOIN public_brand_runways r ON r.brand_id = b.id
+    GROUP BY b.id, b.name, b.slug, b.is_featured
+    """,
+        """
+    CREATE VIEW public_brand_names AS
+    SELECT n.brand_id, n.name, n.search FROM public_brand_name_rows n
+    WHERE EXISTS (SELECT 1 FROM public_brand_runways r WHERE r.brand_id = n.brand_id)
+    """,
+        f"""
+    CREATE VIEW public_image_hashes AS
+    SELECT 'runway' AS kind, i.id, i.runway_id AS record_id, i.phash, i.phash_algorithm,
+           i.phash_band0, i.phash_band1, i.phash_band2, i.phash_band3
+    FROM public_brand_runway_image_rows i JOIN public_brand_runways r ON r.id = i.runway_id
+    WHERE i.{_COMPARABLE}
+    UNION ALL
+    SELECT 'street' AS kind, i.id, i.street_snap_id AS record_id, i.phash, i.phash_algorithm,
+           i.phash_band0, i.phash_band1, i.phash_band2, i.phash_band3
+    FROM public_street_snap_image_rows i JOIN public_street_snaps s ON s.id = i.street_snap_id
+    WHERE i.{_COMPARABLE}
+    """,  # noqa: S608 - our own condition
+    ]
+
+
+VIEWS_V8 = {vendor: _views_v8(vendor) for vendor in ("postgresql", "sqlite")}
 
 # The views each publicapi migration leaves behind. After a `migrate` run that dropped the
 # views (publicapi/apps.py), the version of the newest applied migration comes back.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -34,6 +35,8 @@ class RunwayContent:
     source_url: str
     ingest_job_id: int | None
     content_checksum: str
+    # The crawler's embargo: the record's go-live (a reopened record's expiry is cleared).
+    go_live_at: datetime | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -50,6 +53,8 @@ class StreetSnapContent:
     source_url: str
     ingest_job_id: int | None
     content_checksum: str
+    # The crawler's embargo: the record's go-live (a reopened record's expiry is cleared).
+    go_live_at: datetime | None = None
 
 
 type Content = RunwayContent | StreetSnapContent
@@ -147,6 +152,7 @@ def _record_reopen[R: (Runway, StreetSnap)](
         locked.reviewer = ""
         locked.reviewed_at = None
         locked.reject_reason = ""
+        locked.expires_at = None
         locked.cover = first_main_image(locked)
         locked.image_count = len(images)
         return record_save(
@@ -157,6 +163,7 @@ def _record_reopen[R: (Runway, StreetSnap)](
                 "reviewer",
                 "reviewed_at",
                 "reject_reason",
+                "expires_at",
                 "cover",
                 "image_count",
             ],

@@ -17,6 +17,7 @@ from typing import Any, cast, overload
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import F, Field
+from django.utils import timezone
 
 from catalog.models import (
     Record,
@@ -111,7 +112,7 @@ def record_save[R: Record](
     job won the race, and the pipeline needs the IntegrityError itself to end as skipped.
     """
     fields = list(fields)
-    if "status" in fields or "deleted_at" in fields:
+    if {"status", "deleted_at", "go_live_at", "expires_at"} & set(fields):
         # A record that leaves the public stops showing with this write; one that joins it
         # shows once its bytes are public (catalog.visibility).
         record.bytes_public = bytes_public_on_save(record)
@@ -133,6 +134,13 @@ def record_save[R: Record](
     # (`announce`: whatever the public saw.)
     if announce or getattr(record, "_public_when_locked", True) or record.is_public():
         record_change_note(record)
+    # An embargo's go-live and expiry to come: the job runs at each (moves the bytes, purges the
+    # edge), whether or not anything else asks for one then.
+    if record.status == Record.Status.PUBLISHED and record.deleted_at is None:
+        now = timezone.now()
+        for moment in (record.go_live_at, record.expires_at):
+            if moment is not None and moment > now:
+                record_change_note(record, due_at=moment)
     return record
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -26,15 +27,15 @@ from django.utils import timezone
 from catalog import edge
 from catalog.models import RECORD_MODELS, MediaChange, Record
 from catalog.visibility.flag import records_bytes_sync
-from catalog.visibility.rule import PUBLISHED
 from catalog.visibility.stores import ERROR_MAX, KeysSync
 
 logger = logging.getLogger(__name__)
 
-# Sent on commit of a write that added MediaChange rows, and by a run out of time with changes
-# left: a run is wanted. ingest.apps connects it to the visibility queue. Besides, the
-# scheduler runs the job every VISIBILITY_CATCH_UP_SECONDS (config/cron.py): it takes the
-# changes whose back-off is over, and those of a run whose worker was killed.
+# Sent on commit of a write that added MediaChange rows (``at``: when they are due, if later),
+# and by a run out of time with changes left: a run is wanted. ingest.apps connects it to the
+# visibility queue. Besides, the scheduler runs the job every VISIBILITY_CATCH_UP_SECONDS
+# (config/cron.py): it takes the changes whose back-off is over, and those of a run whose
+# worker was killed.
 media_changed = Signal()
 
 # Changes a run reads at once; a run goes on reading until nothing is due or its time is up.
@@ -53,21 +54,28 @@ def change_backoff(attempts: int) -> timedelta:
 
 
 def media_change_note(
-    *, kind: str, record_id: int | None, tags: Iterable[str], bytes_done: bool = False
+    *,
+    kind: str,
+    record_id: int | None,
+    tags: Iterable[str],
+    bytes_done: bool = False,
+    due_at: datetime | None = None,
 ) -> MediaChange:
-    """Record a change, in the caller's transaction; ask for the job once it commits.
-    ``bytes_done``: the caller moved the bytes itself (new renditions), only the edge is left."""
-    change = MediaChange.objects.create(
-        kind=kind, record_id=record_id, tags=sorted(set(tags)), bytes_done=bytes_done
-    )
-    transaction.on_commit(_announce, robust=True)
+    """Record a change, in the caller's transaction; ask for the job once it commits (at
+    ``due_at``, for an embargo's time to come). ``bytes_done``: the caller moved the bytes
+    itself (new renditions), only the edge is left."""
+    change = MediaChange(kind=kind, record_id=record_id, tags=sorted(set(tags)))
+    change.bytes_done = bytes_done
+    if due_at is not None:
+        change.due_at = due_at
+    change.save()
+    transaction.on_commit(partial(_announce, at=due_at), robust=True)
     return change
 
 
-def record_change_note(record: Record) -> MediaChange:
-    return media_change_note(
-        kind=record.kind, record_id=record.pk, tags=edge.record_tags(record.kind, record.pk)
-    )
+def record_change_note(record: Record, *, due_at: datetime | None = None) -> MediaChange:
+    tags = edge.record_tags(record.kind, record.pk)
+    return media_change_note(kind=record.kind, record_id=record.pk, tags=tags, due_at=due_at)
 
 
 def records_change_note(kind: str, record_ids: Iterable[int]) -> list[int]:
@@ -94,8 +102,8 @@ def records_published_in_bulk(kind: str, record_ids: list[int]) -> list[int]:
     return records_change_note(kind, record_ids)
 
 
-def _announce() -> None:
-    media_changed.send(sender=MediaChange)
+def _announce(at: datetime | None = None) -> None:
+    media_changed.send(sender=MediaChange, at=at)
 
 
 # --- Running them ------------------------------------------------------------------------------
@@ -229,7 +237,7 @@ def _withdrawn_now(records: list[tuple[str, int]]) -> set[tuple[str, int]]:
         ids = [record_id for k, record_id in records if k == kind]
         if ids:
             hidden = record_model.objects.filter(pk__in=ids).exclude(
-                status=PUBLISHED, deleted_at__isnull=True
+                pk__in=record_model.objects.public()
             )
             found.update((kind, pk) for pk in hidden.values_list("pk", flat=True))
     return found
@@ -256,7 +264,7 @@ def media_changes_run(*, seconds: float = RUN_SECONDS) -> ChangesRun | None:
         if time.monotonic() >= deadline or not _due().filter(attempts=0).exists():
             break
     if _due().filter(attempts=0).exists():
-        media_changed.send(sender=MediaChange)  # out of time: the next run goes on
+        media_changed.send(sender=MediaChange, at=None)  # out of time: the next run goes on
     return total
 
 

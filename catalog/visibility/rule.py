@@ -5,22 +5,22 @@ per object, not per album: withdrawing album A keeps what album B still shows.""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
 
 from catalog import edge
-from catalog.models import RECORD_MODELS, PublicObject, Record
+from catalog.models import RECORD_MODELS, PublicObject, Record, public_q
 from catalog.storage import sha1_of_rendition_key
 
 PUBLISHED = Record.Status.PUBLISHED
 
 
-def public_images(kind: str):
-    """The live images of published, live records of one kind."""
+def public_images(kind: str, now: datetime | None = None):
+    """The live images of the records of one kind that are public now: published, live and
+    inside their embargo."""
     image_model = RECORD_MODELS[kind].image_model()
     parent = image_model.record_field
-    return image_model.objects.filter(
-        deleted_at__isnull=True,
-        **{f"{parent}__status": PUBLISHED, f"{parent}__deleted_at__isnull": True},
-    )
+    return image_model.objects.filter(public_q(now, prefix=f"{parent}__"), deleted_at__isnull=True)
 
 
 def public_keys_among(keys: Iterable[str]) -> set[str]:
@@ -52,26 +52,40 @@ def key_is_public(key: str) -> bool:
     return bool(public_keys_among([key]))
 
 
-def records_showing(key: str) -> list[tuple[str, int]]:
-    """The published, live records whose live images show ``key``'s bytes, as (kind, id): the
-    albums an image response is tagged with, so that withdrawing any of them purges it."""
+def records_showing(key: str) -> dict[tuple[str, int], datetime | None]:
+    """The public records whose live images show ``key``'s bytes, as (kind, id), with each
+    one's expiry: the albums an image response is tagged with, so that withdrawing any of them
+    purges it, and the first time one of them leaves the public."""
     sha1 = sha1_of_rendition_key(key)
-    found: list[tuple[str, int]] = []
+    found: dict[tuple[str, int], datetime | None] = {}
     for kind in RECORD_MODELS:
         images = public_images(kind)
         images = images.filter(sha1=sha1) if sha1 else images.filter(storage_key=key)
-        field = f"{images.model.record_field}_id"
-        found += [(kind, pk) for pk in images.values_list(field, flat=True).distinct()]
-    return sorted(found)
+        parent = images.model.record_field
+        rows = images.values_list(f"{parent}_id", f"{parent}__expires_at").distinct()
+        found.update(((kind, pk), expires) for pk, expires in rows)
+    return dict(sorted(found.items()))
 
 
-def image_response_tags(key: str) -> list[str] | None:
-    """The edge's tags of a response serving the object ``key``: its image's and those of the
-    albums that show it (catalog.edge), or None when none shows it: it is not public."""
+@dataclass(frozen=True)
+class ImageResponse:
+    """What a response serving a public object says of it to the edge."""
+
+    tags: list[str]  # its image's and those of the albums that show it (catalog.edge)
+    # When the last of those albums leaves the public (None: one never does): no cache may keep
+    # the response past it.
+    expires_at: datetime | None
+
+
+def image_response(key: str) -> ImageResponse | None:
+    """The edge's view of a response serving ``key``, or None when no public album shows it."""
     shown_by = records_showing(key)
     if not shown_by:
         return None
-    return [edge.image_tag(key), *(t for kind, pk in shown_by for t in edge.record_tags(kind, pk))]
+    tags = [edge.image_tag(key), *(t for kind, pk in shown_by for t in edge.record_tags(kind, pk))]
+    expiries = [expires for expires in shown_by.values() if expires is not None]
+    last = max(expiries) if len(expiries) == len(shown_by) else None
+    return ImageResponse(tags, last)
 
 
 def record_keys(kind: str, record_id: int) -> set[str]:

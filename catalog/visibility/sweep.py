@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from catalog import edge
 from catalog.models import RECORD_MODELS, MediaChange, MediaSweep, PublicObject
+from catalog.visibility.flag import flag_wanted_q
 from catalog.visibility.outbox import (
     BATCH,
     RUN_SECONDS,
@@ -26,7 +26,7 @@ from catalog.visibility.outbox import (
     media_changes_process,
     records_change_note,
 )
-from catalog.visibility.rule import PUBLISHED, public_images, public_keys_among
+from catalog.visibility.rule import public_images, public_keys_among
 from catalog.visibility.stores import keys_sync
 
 logger = logging.getLogger(__name__)
@@ -62,12 +62,9 @@ def media_sweep(*, full: bool = False, now: datetime | None = None) -> SweepRun:
     #    move and the edge forgets it like any other change.
     noted: list[int] = []
     for kind, record_model in RECORD_MODELS.items():
-        unset = record_model.objects.filter(
-            status=PUBLISHED, deleted_at__isnull=True, bytes_public=False
-        )
-        stale = record_model.objects.filter(bytes_public=True).filter(
-            ~Q(status=PUBLISHED) | Q(deleted_at__isnull=False)
-        )
+        # (an embargo's time passed without its job, too)
+        unset = record_model.objects.filter(flag_wanted_q(now), bytes_public=False)
+        stale = record_model.objects.filter(bytes_public=True).exclude(flag_wanted_q(now))
         waiting = set(
             MediaChange.objects.filter(kind=kind, record_id__isnull=False).values_list(
                 "record_id", flat=True

@@ -1,6 +1,6 @@
 """The public views V8 (publicapi/sql.py) over the public rows (catalog/public_rows.py): tables
-holding exactly the public rows, kept by triggers on catalog's tables. Same columns and rows
-as V7.
+holding exactly the public rows, kept by triggers on catalog's tables, shown inside each
+record's embargo. V7's columns, and a record's expiry (its responses' caching stops there).
 
 The public database role of create_public_role read V7 with its own rights, through column
 grants on catalog's tables and row security beneath them; V8 needs neither. Each such role
@@ -33,7 +33,7 @@ _POLICY_TABLES = [
 
 def forwards(apps, schema_editor):
     connection = schema_editor.connection
-    statements = [*DROP_VIEWS, *VIEWS_V8]
+    statements = [*DROP_VIEWS, *for_vendor(VIEWS_V8, database_kind(connection))]
     if connection.vendor == "postgresql":
         statements += _public_roles_to_views(connection)
     for statement in statements:
@@ -74,7 +74,7 @@ def backwards(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("publicapi", "0007_public_views_v7"),
-        ("catalog", "0013_public_rows"),
+        ("catalog", "0014_public_rows"),
     ]
 
     operations = [migrations.RunPython(forwards, backwards)]

@@ -1,4 +1,4 @@
-"""catalog migration 0014_keys_nfc: key columns stored before every key took NFC are put in NFC,
+"""catalog migration 0015_keys_nfc: key columns stored before every key took NFC are put in NFC,
 and where two rows then share a key, neither is lost: the second keeps its stored spelling and
 the migration names both. Runs the migration's function over rows written the old way."""
 
@@ -14,7 +14,7 @@ from tests.factories import BrandAliasFactory, BrandFactory, RunwayFactory, Stre
 
 pytestmark = pytest.mark.django_db
 
-migration = importlib.import_module("catalog.migrations.0014_keys_nfc")
+migration = importlib.import_module("catalog.migrations.0015_keys_nfc")
 
 COMPOSED = "S\u00e3o Paulo"
 DECOMPOSED = unicodedata.normalize("NFD", COMPOSED)
@@ -52,7 +52,7 @@ def test_keys_stored_decomposed_are_put_in_nfc(capsys):
     assert Brand.objects.get(pk=brand.pk).slug == "caf\u00e9"
     assert BrandAlias.objects.get(pk=alias.pk).alias == "Caf\u00e9 X"
     assert out == [
-        "catalog.0014_keys_nfc: put key values in NFC: brand_aliases.alias 1, "
+        "catalog.0015_keys_nfc: put key values in NFC: brand_aliases.alias 1, "
         "brand_runways.source_url 1, brands.slug 1, street_snaps.city 1, "
         "street_snaps.source_url 1, street_snaps.title_key 1."
     ]
@@ -79,10 +79,10 @@ def test_a_decomposed_album_beside_its_composed_twin_keeps_its_spelling_and_is_n
     assert StreetSnap.objects.get(pk=composed.pk).city == COMPOSED
     assert StreetSnap.objects.get(pk=decomposed.pk).city == DECOMPOSED
     assert (
-        f"catalog.0014_keys_nfc: street_snaps #{decomposed.pk} keeps city 'Sa\\u0303o Paulo', "
+        f"catalog.0015_keys_nfc: street_snaps #{decomposed.pk} keeps city 'Sa\\u0303o Paulo', "
         f"title_key 'Look' as stored: street_snaps #{composed.pk} holds that key in NFC."
     ) in out
-    assert out[-1].startswith("catalog.0014_keys_nfc: 1 row(s) kept a key as stored")
+    assert out[-1].startswith("catalog.0015_keys_nfc: 1 row(s) kept a key as stored")
 
 
 def test_of_two_spellings_to_normalise_the_earlier_row_takes_the_key():

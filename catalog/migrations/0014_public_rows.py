@@ -22,6 +22,6 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("catalog", "0012_weight")]
+    dependencies = [("catalog", "0013_embargo")]
 
     operations = [migrations.RunPython(forwards, backwards)]

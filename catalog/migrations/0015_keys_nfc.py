@@ -28,7 +28,7 @@ from django.db import migrations
 from django.db.models import Value
 from django.db.models.functions import Lower
 
-NAME = "catalog.0014_keys_nfc"
+NAME = "catalog.0015_keys_nfc"
 
 
 def _nfc(value):
@@ -166,7 +166,7 @@ def normalise_keys(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("catalog", "0013_public_rows"),
+        ("catalog", "0014_public_rows"),
     ]
 
     operations = [
