@@ -20,6 +20,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
 from catalog.models import MediaChange, PublicObject
+from catalog.selectors import brand_resolve
 from catalog.visibility import keys_sync, media_changes_process
 from ingest.models import IngestJob
 from ingest.report import COUNT_NAMES, sent_image_name
@@ -79,6 +80,29 @@ def brand_alias_add_url(job: IngestJob) -> str | None:
     except NoReverseMatch:
         return None
     return f"{add}?{urlencode({'alias': name, 'next': back})}"
+
+
+def unknown_brand_hint(job: IngestJob) -> dict:
+    """What a job failed on an unknown brand says about that brand, as it is now: the brand
+    may have been added (or the name made an alias) since the job failed, and the page must
+    not go on saying that no brand has it. Empty for any other job."""
+    sent = (job.payload or {}).get("brand")
+    if job.reason != "unknown_brand" or not isinstance(sent, str) or not sent:
+        return {}
+    brand = brand_resolve(name=sent)
+    brand_url = ""
+    if brand is not None:
+        try:
+            brand_url = reverse("admin:catalog_brand_change", args=[brand.pk])
+        except NoReverseMatch:
+            pass
+    return {
+        "brand_sent": sent,
+        "brand_now": brand,
+        "brand_now_url": brand_url,
+        # Only while the name still resolves to nothing: once it does, the way on is Retry.
+        "brand_alias_add_url": None if brand else brand_alias_add_url(job),
+    }
 
 
 @admin.register(IngestJob)
@@ -176,8 +200,7 @@ class IngestJobAdmin(admin.ModelAdmin):
                 if job.status in RETRYABLE and self.has_retry_permission(request)
                 else ""
             )
-            context["brand_alias_add_url"] = brand_alias_add_url(job)
-            context["brand_sent"] = (job.payload or {}).get("brand", "")
+            context.update(unknown_brand_hint(job))
         return super().change_view(request, object_id, form_url, context)
 
     def retry_view(self, request, object_id):

@@ -12,7 +12,7 @@ from django.utils import timezone
 from ingest import admin as ingest_admin
 from ingest import queueing
 from ingest.models import IngestJob
-from tests.factories import IngestJobFactory, RunwayFactory, StreetSnapFactory
+from tests.factories import BrandFactory, IngestJobFactory, RunwayFactory, StreetSnapFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -324,5 +324,31 @@ def test_a_job_failed_on_an_unknown_brand_links_the_alias_pre_filled(admin_clien
     form = admin_client.get(page.context["brand_alias_add_url"])
 
     assert "Add “Acne  Studios” as an alias of a brand" in page.content.decode()
-    assert plain.context["brand_alias_add_url"] is None
+    assert plain.context.get("brand_alias_add_url") is None
     assert form.context["adminform"].form.initial["alias"] == "Acne  Studios"
+
+
+def test_once_the_brand_exists_the_failed_jobs_page_says_so_not_that_it_is_unknown(admin_client):
+    # given a job failed on "Acme", and the brand added after it failed
+    job = IngestJobFactory(
+        status="failed",
+        reason="unknown_brand",
+        payload={"brand": "Acme"},
+        finished_at=timezone.now() - timedelta(hours=1),
+    )
+    url = reverse("admin:ingest_ingestjob_change", args=[job.pk])
+    before = admin_client.get(url).content.decode()
+    acme = BrandFactory(name="Acme Studios", slug="acme")
+
+    # when the editor opens the job's page again
+    after = admin_client.get(url)
+
+    # then the page says what was true when it ran and what is true now: retry, no alias link
+    text = after.content.decode()
+    assert "No brand has the slug or an alias “Acme” (as of this page)" in before
+    assert "No brand has" not in text
+    assert "When this job ran" in text and "no brand had the slug or an alias “Acme”" in text
+    assert after.context["brand_now"] == acme
+    assert reverse("admin:catalog_brand_change", args=[acme.pk]) in text
+    assert after.context["brand_alias_add_url"] is None
+    assert "Retry this job" in text
