@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
+from django.contrib.admin.utils import quote
 from django.contrib.admin.views.main import ERROR_FLAG, ORDER_VAR, PAGE_VAR, ChangeList
 from django.db.models import Count, Q
+from django.urls import reverse
 
 from catalog.models import Record
 from review.admin.filters import STATUS_TABS, Status, StatusFilter, status_tab
@@ -50,10 +53,19 @@ class RecordChangeList(ChangeList):
             self.root_queryset.count() if narrowed else self.status_counts["all"]
         )
         self.show_admin_actions = bool(self.full_result_count)
-        # The album each row repeats most, for the repeats column (two queries a page).
+        # The album each row repeats most, for the album column (two queries a page).
         repeats = records_repeats(records=list(self.result_list))
+        context: dict[str, Any] = {"preserved_filters": self.preserved_filters, "opts": self.opts}
         for record in self.result_list:
             record.repeat = repeats.get(record.pk, [None])[0]
+            # As Django links a row: the album's page, carrying the list as the editor's queue.
+            # (url_for_result's own way; it needs what ChangeList sets after get_results.)
+            page = reverse(
+                f"admin:{self.opts.app_label}_{self.opts.model_name}_change",
+                args=(quote(record.pk),),
+                current_app=self.model_admin.admin_site.name,
+            )
+            record.queue_url = add_preserved_filters(context, page)
 
 
 class QueueChangeList(RecordChangeList):

@@ -43,8 +43,10 @@ def review_context(modeladmin, request, obj: Record, token: str) -> dict[str, An
             {"repeat": repeat, "urls": repeat_urls(modeladmin, request, obj, repeat.record)}
             for repeat in repeated
         ],
+        # A merge adds the images the other album lacks: none to add, no merge to offer.
         "can_merge": pending
         and bool(repeated)
+        and repeated[0].count < repeated[0].total
         and modeladmin.has_reject_permission(request, obj)
         and modeladmin.has_curate_permission(request, repeated[0].record),
         "token": token,

@@ -64,8 +64,11 @@ class RecordAdmin(admin.ModelAdmin):
         transitions.unpublish_selected,
     ]
 
-    # The list: the pending queue first, oldest first.
+    # The list: the pending queue first, oldest first. The album column links each album's
+    # page itself, in the editor's queue (RecordChangeList): Django's own links would take
+    # the whole cell, the album's details and its repeats badge with it.
     change_list_template = "admin/review/record_change_list.html"
+    list_display_links = None
     list_per_page = 50
     show_facets = admin.ShowFacets.NEVER
     # RecordChangeList's tab counts give the list its total: Django need not count again.
@@ -337,19 +340,13 @@ class RunwayAdmin(RecordAdmin):
     image_model = RunwayImage
     record_fk = "runway"
     autocomplete_fields = ["brand"]
-    list_display = (  # type: ignore[assignment]  # a column of numbers: the stubs want text
+    list_display = (
         columns.cover_thumbnail,
-        columns.title_column,
-        "brand",
-        columns.season_column,
-        "year",
+        columns.runway_album_column,
         columns.status_column,
         columns.images_column,
-        columns.duplicates_column,
-        columns.repeats_column,
         columns.received_column,
     )
-    list_display_links = (columns.cover_thumbnail, columns.title_column)
     list_filter = (
         StatusFilter,
         ("brand", RelatedOnlyListFilter),
@@ -379,19 +376,13 @@ class RunwayAdmin(RecordAdmin):
 class StreetSnapAdmin(RecordAdmin):
     image_model = StreetSnapImage
     record_fk = "street_snap"
-    list_display = (  # type: ignore[assignment]  # a column of numbers: the stubs want text
+    list_display = (
         columns.cover_thumbnail,
-        columns.title_column,
-        "city",
-        "year",
-        "month",
+        columns.street_album_column,
         columns.status_column,
         columns.images_column,
-        columns.duplicates_column,
-        columns.repeats_column,
         columns.received_column,
     )
-    list_display_links = (columns.cover_thumbnail, columns.title_column)
     list_filter = (
         StatusFilter,
         "city",

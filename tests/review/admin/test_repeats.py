@@ -5,11 +5,12 @@ and decided in one step: reject as a duplicate of it, merge into it, or not a du
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.utils import formats, timezone
 
 from catalog.models import NotDuplicate, Runway, RunwayImage
 from catalog.selectors import image_near_duplicate_candidates
 from review.models import ReviewEvent
-from tests.factories import BrandFactory, RunwayFactory, images_of
+from tests.factories import BrandFactory, IngestJobFactory, RunwayFactory, images_of
 from tests.review.admin.support import change_url, in_queue, messages_of, url
 from tests.review.support import form_data
 
@@ -48,7 +49,7 @@ def test_the_list_and_the_page_say_the_album_repeats_another(editor_client, repe
     listing = editor_client.get(url(Runway, "changelist")).content.decode()
     page = editor_client.get(change_url(again)).content.decode()
 
-    assert "14 of 16 repeat “Acme Fall 2024 RTW”</span> (published)" in listing
+    assert "14 of 16 repeat “Acme Fall 2024 RTW” (published)</span>" in listing
     banner = page[page.index('id="review-repeat"') :]
     assert "14 of 16 images repeat" in banner
     assert f'<a href="{change_url(original)}">Acme Fall 2024 RTW</a></strong> (published)' in banner
@@ -175,3 +176,49 @@ def test_deciding_needs_the_permission_to_reject(client, repeated):
 
     assert response.status_code == 403
     assert Runway.objects.get(pk=again.pk).status == "pending"
+
+
+def test_two_albums_of_one_title_are_named_by_season_source_and_id(editor_client):
+    # given the same show crawled twice under two season codes, every image repeated
+    acme = BrandFactory(name="Acme")
+    original, originals = show(
+        "Acme Fall 2024", 3, brand=acme, season_code="FW24", source="vogue", published=True
+    )
+    again, images = show("Acme Fall 2024", 3, brand=acme, season_code="AW24", source="wwd")
+    for image, twin in zip(images, originals, strict=True):
+        RunwayImage.objects.filter(pk=image.pk).update(is_duplicate=True, dup_of=twin)
+
+    response = editor_client.get(url(again, "repeats", again.pk, original.pk))
+    page = editor_client.get(change_url(again)).content.decode()
+
+    # then the page does not call itself "X beside X"
+    assert response.context["title"] == (
+        f"“Acme Fall 2024” (AW24, wwd, runway {again.pk}) beside "
+        f"“Acme Fall 2024” (FW24, vogue, runway {original.pk})"
+    )
+    # and offers no merge: every image repeats one of the other album's, a merge adds nothing
+    assert response.context["can_merge"] is False
+    assert "Merge the" not in response.content.decode()
+    assert 'data-key="m"' not in page[page.index('id="review-repeat"') :]
+    assert 'data-key="u"' in page
+
+
+def test_the_album_page_and_the_job_page_show_times_in_one_format(editor_client, editor):
+    # given an album from an ingest job, both made at one moment
+    moment = timezone.now().replace(year=2026, month=12, day=7, hour=2, minute=54)
+    job = IngestJobFactory(status="succeeded")
+    runway, _ = show("Dated", 1)
+    Runway.objects.filter(pk=runway.pk).update(created_at=moment, ingest_job_id=job.pk)
+    type(job).objects.filter(pk=job.pk).update(created_at=moment)
+    editor.user_permissions.add(Permission.objects.get(codename="view_ingestjob"))
+
+    album = editor_client.get(change_url(runway)).content.decode()
+    listing = editor_client.get(url(Runway, "changelist")).content.decode()
+    job_page = editor_client.get(url(job, "change", job.pk)).content.decode()
+
+    # then each page writes it as Django's own fields do: the locale's DATETIME_FORMAT
+    shown = formats.date_format(timezone.localtime(moment), "DATETIME_FORMAT")
+    assert shown == "Dec. 7, 2026, 2:54 a.m."
+    assert f"received {shown}" in album
+    assert f'title="{shown}"' in listing
+    assert shown in job_page
