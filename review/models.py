@@ -31,6 +31,11 @@ class ReviewEvent(models.Model):
     class Action(models.TextChoices):
         APPROVE = "approve", "Approved"
         REJECT = "reject", "Rejected"
+        # A rejection whose reason is the album this one repeats (the same show crawled again):
+        # the one rejection an editor can undo from the history (RESTORE), so a bulk reject of
+        # repeats, or of a show's re-posts, can be taken back one album at a time.
+        REJECT_REPEAT = "reject_repeat", "Rejected as a repeat"
+        RESTORE = "restore", "Put back to pending"
         UNPUBLISH = "unpublish", "Unpublished"
         # Not a transition (from and to are both published): a field edit or an image
         # operation on an album the public sees, which no approve reviewed.

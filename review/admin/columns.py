@@ -13,6 +13,7 @@ from django.utils.translation import ngettext
 from catalog.models import Record, Runway, StreetSnap
 from review.admin.display import (
     admin_datetime,
+    admin_url,
     ingest_job_url,
     rendition_note,
     thumbnail_is_original,
@@ -82,10 +83,14 @@ def _album_cell(obj: Record, details: list[object]) -> str:
     if reposts:
         lines.append(
             format_html(
-                '<span class="review-reposts">Re-posted {} by {} (folded here): {}</span>',
+                '<span class="review-reposts">Re-posted {} by {}, decided with it: {}</span>',
                 ngettext("once", "%(n)d times", len(reposts)) % {"n": len(reposts)},
                 obj.source,
-                format_html_join(", ", "id {}", ((repost.pk,) for repost in reposts)),
+                format_html_join(
+                    ", ",
+                    '<a href="{}">id {}</a>',
+                    ((admin_url(repost, "change", repost.pk), repost.pk) for repost in reposts),
+                ),
             )
         )
     return format_html_join("", "{}", ((line,) for line in lines))

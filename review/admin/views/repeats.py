@@ -17,6 +17,7 @@ from catalog.models import Record, RecordImage, Runway, StreetSnap
 from catalog.services import RecordWriteRefused
 from review.admin.display import admin_url, thumbnail_url
 from review.admin.queue import back_to_page, change_url, next_in_queue, queue_ids, with_queue
+from review.admin.views.transitions import reject_reposts_of
 from review.conflicts import conflict_if_stale, loaded_token, read_loaded
 from review.naming import image_number
 from review.services import (
@@ -160,4 +161,5 @@ def repeat_decision(modeladmin, request, object_id, other_id, action: str):
     modeladmin.message_user(request, message, messages.SUCCESS)
     if action == "distinct":
         return back_to_page(modeladmin, request, obj.pk)
+    reject_reposts_of(modeladmin, request, obj)
     return next_in_queue(modeladmin, request, obj)

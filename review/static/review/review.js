@@ -78,7 +78,8 @@
     if (!button || button.dataset.confirmed === "yes") { return; }
     event.preventDefault();
     event.stopImmediatePropagation();
-    confirmThenClick(button, button.dataset.confirm || tileQuestion(button), { yes: gettext("Delete") });
+    const yes = button.dataset.confirmYes || gettext("Delete");
+    confirmThenClick(button, button.dataset.confirm || tileQuestion(button), { yes });
   }, true);
 
   function say(text, level) {

@@ -3,6 +3,8 @@ in the list and at the top of its page, compared with the album it repeats as tw
 and decided in one step: reject as a duplicate of it, merge into it, or not a duplicate
 (remembered, so ingest does not flag the pair again)."""
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth.models import Permission, User
 from django.utils import formats, timezone
@@ -222,3 +224,92 @@ def test_the_album_page_and_the_job_page_show_times_in_one_format(editor_client,
     assert f"received {shown}" in album
     assert f'title="{shown}"' in listing
     assert shown in job_page
+
+
+# --- many repeats at once: the bulk reject with its preview, the undo, a source's re-posts --
+
+
+def test_the_bulk_reject_of_repeats_previews_then_rejects_only_those_that_repeat(
+    editor_client, repeated
+):
+    original, again = repeated
+    unrelated, _ = show("Other show", 2, brand=original.brand, season_code="SS25")
+    selection = {
+        "action": "reject_repeats_selected",
+        "_selected_action": [again.pk, unrelated.pk],
+    }
+
+    # the preview: which album, which published album it repeats, how many images
+    preview = editor_client.post(url(Runway, "changelist"), selection)
+    html = preview.content.decode()
+    start = html.index('id="repeats-rejected"')
+    rows = html[start : html.index("</table>", start)]
+    assert "Acme AW24" in rows and "Acme Fall 2024 RTW" in rows and "14 of 16" in rows
+    assert "Other show" not in rows
+    assert "Other show" in html[html.index('id="repeats-left"') :]
+    assert Runway.objects.get(pk=again.pk).status == "pending"  # nothing done yet
+
+    # confirmed: the album that repeats is rejected as a repeat; the other is left pending
+    done = editor_client.post(
+        url(Runway, "changelist"),
+        {**selection, "_selected_action": [again.pk], "confirm": "yes"},
+        follow=True,
+    )
+    assert "Rejected 1 runway." in messages_of(done)
+    assert Runway.objects.get(pk=again.pk).status == "rejected"
+    assert Runway.objects.get(pk=unrelated.pk).status == "pending"
+    assert ReviewEvent.objects.get().action == "reject_repeat"
+
+
+def test_a_rejection_as_a_repeat_is_undone_from_the_albums_history(editor_client, repeated):
+    _, again = repeated
+    editor_client.post(
+        url(Runway, "changelist"),
+        {"action": "reject_repeats_selected", "_selected_action": [again.pk], "confirm": "yes"},
+    )
+    page = editor_client.get(change_url(again))
+    undo = page.context["review"]["undo"]
+    assert "Undo: back to pending" in page.content.decode()
+
+    response = editor_client.post(undo["url"], follow=True)
+
+    assert f"“{again}” is back in the review queue, pending." in messages_of(response)
+    assert Runway.objects.get(pk=again.pk).status == "pending"
+    assert list(ReviewEvent.objects.values_list("action", flat=True)) == [
+        "reject_repeat",
+        "restore",
+    ]
+    # the undone row is no longer offered: the album changed since
+    assert editor_client.get(change_url(again)).context["review"]["undo"] is None
+
+
+def test_a_sources_reposts_fold_under_the_first_album_and_go_with_its_decision(editor_client):
+    # given a crawler that sent one show twice, under two URLs: every image repeated
+    acme = BrandFactory(name="Acme")
+    first, firsts = show("Acme FW24", 3, brand=acme, season_code="FW24", source="vogue")
+    Runway.objects.filter(pk=first.pk).update(created_at=timezone.now() - timedelta(hours=1))
+    again, images = show("Acme FW24 (2)", 3, brand=acme, season_code="AW24", source="vogue")
+    for image, twin in zip(images, firsts, strict=True):
+        RunwayImage.objects.filter(pk=image.pk).update(is_duplicate=True, dup_of=twin)
+
+    # the queue lists one row, the first album, which names its re-post; the tab counts rows
+    queue = editor_client.get(url(Runway, "changelist"))
+    assert [r.pk for r in queue.context["cl"].result_list] == [first.pk]
+    assert "Re-posted once by vogue, decided with it" in queue.content.decode()
+    assert (
+        dict((t["label"], t["count"]) for t in queue.context["status_tabs"])["Pending review"] == 1
+    )
+    page = editor_client.get(change_url(first))
+    assert page.context["review"]["reposts"] == [again]
+
+    # approving the first album decides the re-post: rejected as its duplicate
+    response = editor_client.post(
+        change_url(first), form_data(page, "runway_form", _approve="Approve"), follow=True
+    )
+
+    assert any(m.startswith("Also rejected 1 re-post of it") for m in messages_of(response))
+    again.refresh_from_db()
+    assert (again.status, again.reject_reason) == (
+        "rejected",
+        f"Duplicate of “Acme FW24” (runway {first.pk}), which it repeats.",
+    )
