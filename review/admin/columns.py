@@ -125,9 +125,12 @@ def images_column(obj: Record) -> str:
     duplicates = obj.duplicate_count  # type: ignore[attr-defined]
     if not duplicates:
         return str(obj.image_count)
+    # Short, for a narrow column; the whole word on hover.
     return format_html(
-        '{}<br><span class="review-dup-count">{} near-dup{}</span>',
+        '{}<br><span class="review-dup-count" title="{} near-duplicate{}">{} dup{}</span>',
         obj.image_count,
+        duplicates,
+        pluralize(duplicates),
         duplicates,
         pluralize(duplicates),
     )

@@ -254,6 +254,14 @@ class RecordAdmin(admin.ModelAdmin):
             )
         )
 
+    def get_list_display(self, request):
+        # A tab of one status says it once, above the list: the column is for "All" alone,
+        # and the album's title gets its width.
+        columns_shown = super().get_list_display(request)
+        if status_tab(request.GET.get("status")) == "all":
+            return columns_shown
+        return [column for column in columns_shown if column is not columns.status_column]
+
     def get_ordering(self, request):
         tab = status_tab(request.GET.get("status"))
         if tab == Status.PENDING:
