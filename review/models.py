@@ -7,6 +7,7 @@ from typing import cast
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import formats, timezone
 
 from catalog.models import Record, Runway, StreetSnap
 
@@ -93,7 +94,9 @@ class ReviewEvent(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_action_display()} by {self.actor_id} at {self.at:%Y-%m-%d %H:%M}"
+        # As the admin writes every time (its DATETIME_FORMAT): this names the row there.
+        at = formats.date_format(timezone.localtime(self.at), "DATETIME_FORMAT")
+        return f"{self.get_action_display()} by {self.actor_id} at {at}"
 
     def save(self, *args, **kwargs):
         if not self._state.adding:
