@@ -1,5 +1,6 @@
-# The README's words. `make run` and `make test` are the two set-up commands.
-.PHONY: help run test test-fast lint hooks worker scheduler bench constraints
+# The README's words. `make run` and `make test` are the two set-up commands; `make demo` is
+# the step after the first.
+.PHONY: help run demo test test-fast lint hooks worker scheduler bench constraints
 .DEFAULT_GOAL := help
 
 help:  ## list these targets
@@ -7,6 +8,9 @@ help:  ## list these targets
 
 run:  ## install and start the embedded system (SQLite, local media, in-process jobs)
 	scripts/run.sh
+
+demo:  ## push a demo runway and street album to `make run`'s server, for a first review
+	scripts/demo.sh
 
 test:  ## install and run everything CI runs
 	scripts/test.sh

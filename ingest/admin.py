@@ -19,11 +19,13 @@ from django.db import connections
 from django.db.models import Q, QuerySet
 from django.http import Http404, HttpResponseRedirect
 from django.urls import NoReverseMatch, path, reverse
+from django.utils import formats, timezone
 from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
 from catalog.models import MediaChange, PublicObject
+from catalog.selectors import brand_resolve
 from catalog.visibility import keys_sync, media_changes_process
 from ingest.models import IngestJob
 from ingest.report import COUNT_NAMES, sent_image_name
@@ -85,20 +87,37 @@ def brand_alias_add_url(job: IngestJob) -> str | None:
     return f"{add}?{urlencode({'alias': name, 'next': back})}"
 
 
+def unknown_brand_hint(job: IngestJob) -> dict:
+    """What a job failed on an unknown brand says about that brand, as it is now: the brand
+    may have been added (or the name made an alias) since the job failed, and the page must
+    not go on saying that no brand has it. Empty for any other job."""
+    sent = (job.payload or {}).get("brand")
+    if job.reason != "unknown_brand" or not isinstance(sent, str) or not sent:
+        return {}
+    brand = brand_resolve(name=sent)
+    brand_url = ""
+    if brand is not None:
+        try:
+            brand_url = reverse("admin:catalog_brand_change", args=[brand.pk])
+        except NoReverseMatch:
+            pass
+    return {
+        "brand_sent": sent,
+        "brand_now": brand,
+        "brand_now_url": brand_url,
+        # Only while the name still resolves to nothing: once it does, the way on is Retry.
+        "brand_alias_add_url": None if brand else brand_alias_add_url(job),
+    }
+
+
 @admin.register(IngestJob)
 class IngestJobAdmin(admin.ModelAdmin):
-    list_display = [
-        "id",
-        "status",
-        "kind",
-        "album",
-        "where",
-        "source",
-        "attempts",
-        "age",
-        "reason",
-        "record_link",
-    ]
+    # Five columns, two lines in some: the list fits a 1280 px screen with both sidebars open.
+    list_display = ["id", "status_column", "album_column", "age", "record_link"]
+
+    class Media:
+        css = {"all": ["ingest/admin.css"]}
+
     list_filter = ["status", "kind", "source"]
     search_fields = ["source_url", "webhook_id", "=id"]
     date_hierarchy = "created_at"
@@ -180,8 +199,7 @@ class IngestJobAdmin(admin.ModelAdmin):
                 if job.status in RETRYABLE and self.has_retry_permission(request)
                 else ""
             )
-            context["brand_alias_add_url"] = brand_alias_add_url(job)
-            context["brand_sent"] = (job.payload or {}).get("brand", "")
+            context.update(unknown_brand_hint(job))
         return super().change_view(request, object_id, form_url, context)
 
     def retry_view(self, request, object_id):
@@ -200,6 +218,31 @@ class IngestJobAdmin(admin.ModelAdmin):
         else:
             self.message_user(request, "Queued again.", messages.SUCCESS)
         return HttpResponseRedirect(page)
+
+    @admin.display(description="status", ordering="status")
+    def status_column(self, job: IngestJob) -> str:
+        """The status, and below it the reason and the attempts when there is more to say."""
+        notes = [job.reason] if job.reason else []
+        if job.attempts > 1:
+            notes.append(f"{job.attempts} attempts")
+        if not notes:
+            return job.get_status_display()
+        return format_html(
+            '{}<br><span class="ingest-job-note">{}</span>',
+            job.get_status_display(),
+            " · ".join(notes),
+        )
+
+    @admin.display(description="album")
+    def album_column(self, job: IngestJob) -> str:
+        """The album's title as the crawler sent it, then its kind, brand and season (or city
+        and month) and its source."""
+        details = [job.get_kind_display().lower(), self.where(job), job.source]
+        return format_html(
+            '{}<br><span class="ingest-job-note">{}</span>',
+            self.album(job),
+            " · ".join(part for part in details if part and part != "-"),
+        )
 
     @admin.display(description="album")
     def album(self, job: IngestJob) -> str:
@@ -221,7 +264,13 @@ class IngestJobAdmin(admin.ModelAdmin):
 
     @admin.display(description="age", ordering="created_at")
     def age(self, job: IngestJob) -> str:
-        return timesince(job.created_at, depth=1)
+        # The time itself in the one format of the admin's pages, on hover.
+        when = formats.date_format(timezone.localtime(job.created_at), "DATETIME_FORMAT")
+        return format_html(
+            '<span title="{}" class="ingest-nowrap">{}</span>',
+            when,
+            timesince(job.created_at, depth=1),
+        )
 
     @admin.display(description="record")
     def record_link(self, job: IngestJob) -> str:
@@ -229,7 +278,9 @@ class IngestJobAdmin(admin.ModelAdmin):
             return "-"
         label = f"{'runway' if job.runway_id else 'street snap'} {job.record_id}"
         url = record_admin_url(job)
-        return format_html('<a href="{}">{}</a>', url, label) if url else label
+        if url:
+            return format_html('<a href="{}" class="ingest-nowrap">{}</a>', url, label)
+        return format_html('<span class="ingest-nowrap">{}</span>', label)
 
     @admin.display(description="payload")
     def payload_pretty(self, job: IngestJob) -> str:

@@ -6,7 +6,8 @@ Crawlers send us arbitrary URLs, and a worker that fetches them sits inside our 
 - the host is resolved once, through an injectable resolver, and EVERY address it resolves to
   must be public (no private, loopback, link-local, multicast, reserved, shared or cloud
   metadata address, IPv4 hidden in IPv6 included), unless the URL's host as written is listed
-  in ``FetchPolicy.allowed_hosts`` (local demos and tests);
+  in ``FetchPolicy.allowed_hosts`` (local demos and tests; the refusal names the setting that
+  fills it, ``INGEST_FETCH_ALLOWED_HOSTS``);
 - we then connect to exactly that checked address ourselves. Handing the URL to an HTTP
   library would make it resolve the name a second time, and a DNS answer that changes between
   check and connect (DNS rebinding) would walk straight past the check;
@@ -310,8 +311,20 @@ def _resolve_checked(
             ip = ipaddress.ip_address(sockaddr[0])
             refusal = _address_refusal(ip)
             if refusal:
-                raise _Disallowed(f"address {ip} is {refusal}")
+                raise _Disallowed(f"address {ip} is {refusal}{_exemption_hint(target, refusal)}")
     return candidates
+
+
+# The setting that fills FetchPolicy.allowed_hosts (config.settings): a refusal of a local
+# address names it, so whoever runs a demo against their own machine learns the way out.
+ALLOWED_HOSTS_SETTING = "INGEST_FETCH_ALLOWED_HOSTS"
+
+
+def _exemption_hint(target: _Target, refusal: str) -> str:
+    # Never for a cloud metadata address: no demo needs it, and the hint would read as advice.
+    if refusal.startswith("a cloud metadata address"):
+        return ""
+    return f"; {target.host} is not in {ALLOWED_HOSTS_SETTING}"
 
 
 def _address_refusal(ip: IPAddress) -> str | None:

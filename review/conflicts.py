@@ -24,7 +24,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core import signing
 from django.db.models import Field
-from django.utils import timezone
+from django.utils import formats, timezone
 
 from catalog.models import Record, Runway
 from catalog.services import EDITABLE_FIELDS, RecordWriteRefused, StaleRecord
@@ -109,10 +109,11 @@ def conflict_if_stale(loaded: Loaded | None) -> Iterator[None]:
 
 
 def when(moment: datetime) -> str:
+    """In the admin's one format of times (its DATETIME_FORMAT), the time alone today."""
     local = timezone.localtime(moment)
     if local.date() == timezone.localdate():
-        return local.strftime("%H:%M")
-    return local.strftime("%d %b %Y %H:%M")
+        return formats.time_format(local, "TIME_FORMAT")
+    return formats.date_format(local, "DATETIME_FORMAT")
 
 
 def describe_changes(record: Record, loaded: Loaded) -> list[str]:

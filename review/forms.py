@@ -166,6 +166,8 @@ class TakedownForm(ReasonForm):
     delete = forms.BooleanField(
         label="Also delete the album",
         required=False,
+        # The help below the box (transition_reason.html) is what a screen reader reads with it.
+        widget=forms.CheckboxInput(attrs={"aria-describedby": "id_delete_help"}),
         help_text=(
             "A deleted album stays in the archive for reference, but a crawler can never bring "
             "its article back. Leave it unticked to keep it among the rejected albums."

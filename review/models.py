@@ -7,6 +7,7 @@ from typing import cast
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import formats, timezone
 
 from catalog.models import Record, Runway, StreetSnap
 
@@ -31,6 +32,11 @@ class ReviewEvent(models.Model):
     class Action(models.TextChoices):
         APPROVE = "approve", "Approved"
         REJECT = "reject", "Rejected"
+        # A rejection whose reason is the album this one repeats (the same show crawled again):
+        # the one rejection an editor can undo from the history (RESTORE), so a bulk reject of
+        # repeats, or of a show's re-posts, can be taken back one album at a time.
+        REJECT_REPEAT = "reject_repeat", "Rejected as a repeat"
+        RESTORE = "restore", "Put back to pending"
         UNPUBLISH = "unpublish", "Unpublished"
         # Not a transition (from and to are both published): a field edit or an image
         # operation on an album the public sees, which no approve reviewed.
@@ -88,7 +94,9 @@ class ReviewEvent(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_action_display()} by {self.actor_id} at {self.at:%Y-%m-%d %H:%M}"
+        # As the admin writes every time (its DATETIME_FORMAT): this names the row there.
+        at = formats.date_format(timezone.localtime(self.at), "DATETIME_FORMAT")
+        return f"{self.get_action_display()} by {self.actor_id} at {at}"
 
     def save(self, *args, **kwargs):
         if not self._state.adding:

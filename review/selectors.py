@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, F, Min, Q
+from django.db.models import Count, Exists, F, Min, OuterRef, Q
 from django.utils import timezone
 
 from catalog.models import Record, Runway
@@ -31,6 +31,10 @@ class HistoryLine:
     changes: dict[str, list[str]] = field(default_factory=dict)
     recrawl: bool = False
     ingest_job_id: int | None = None
+    # The history row's own (None for a re-crawl line): which row an undo names.
+    event_id: int | None = None
+    action_code: str = ""
+    record_version: int | None = None
 
 
 def record_review_history(*, record: Record) -> list[HistoryLine]:
@@ -88,6 +92,9 @@ def record_review_history(*, record: Record) -> list[HistoryLine]:
                 to_status=event.to_status,
                 reason=event.reason,
                 changes=event.changes,
+                event_id=event.pk,
+                action_code=event.action,
+                record_version=event.record_version,
             )
         )
         if index in gaps:
@@ -162,3 +169,95 @@ def records_repeats(*, records: list[Record]) -> dict[int, list[Repeat]]:
             Repeat(record=others[other], count=count, total=totals[record_id])
         )
     return repeats
+
+
+def record_published_repeat(*, record: Record) -> Repeat | None:
+    """The published album `record` repeats most, or None (the bulk reject of repeats acts
+    on an album only against an album the public already has)."""
+    published = [
+        repeat
+        for repeat in records_repeats(records=[record]).get(record.pk, [])
+        if repeat.record.status == Status.PUBLISHED
+    ]
+    return published[0] if published else None
+
+
+# --- Re-posts: a source that repeats itself ------------------------------------------------
+#
+# A crawler that re-posts a show under a new URL sends the same pictures as a new album (a new
+# source key), which ingest flags image by image as near-duplicates of the first. Such an album
+# is decided with the first one: the queue folds it under it (RecordAdmin), and deciding the
+# first rejects it as a duplicate (review.services.record_reposts_reject). Nothing is stored:
+# it is read off the flags, the statuses and the sources.
+
+
+def _image_fk(model: type[Record]) -> str:
+    return "runway" if model is Runway else "street_snap"
+
+
+def repost_condition(model: type[Record], *, of_decided: bool = False) -> Q:
+    """The albums of `model` that are re-posts: pending, from a source, with live images,
+    every one of which repeats a live image of an older pending album of the same source.
+    `of_decided`: whatever the status of that older album (it was decided a moment ago, and
+    its re-posts are being decided with it)."""
+    fk = _image_fk(model)
+    target = f"dup_of__{fk}"
+    images = IMAGE_MODEL[model].objects.filter(**{fk: OuterRef("pk")}, deleted_at=None)
+    repeats_own_source = Q(
+        is_duplicate=True,
+        dup_of__deleted_at=None,
+        **{
+            f"{target}__deleted_at": None,
+            f"{target}__source": OuterRef("source"),
+            f"{target}__created_at__lt": OuterRef("created_at"),
+        },
+    )
+    if not of_decided:
+        repeats_own_source &= Q(**{f"{target}__status": Status.PENDING})
+    return (
+        Q(status=Status.PENDING)
+        & ~Q(source="")
+        & Exists(images)
+        & ~Exists(images.exclude(repeats_own_source))
+    )
+
+
+def records_reposts(*, records: list[Record], decided: bool = False) -> dict[int, list[Record]]:
+    """The re-posts folded under each of `records` (of one kind): record id -> its re-posts,
+    oldest first. A re-post goes under the album its images repeat most; a re-post of a
+    re-post goes under the first album of the chain. `decided`: `records` were just decided
+    (they are no longer pending), and their re-posts are to be decided with them. A few
+    queries a level of the chain."""
+    if not records:
+        return {}
+    model = type(records[0])
+    fk = _image_fk(model)
+    reposts = model.objects.filter(repost_condition(model, of_decided=decided), deleted_at=None)
+    head_of = {record.pk: record.pk for record in records}  # album -> the head it folds under
+    frontier = set(head_of)
+    while frontier:
+        rows = (
+            IMAGE_MODEL[model]
+            .objects.filter(
+                deleted_at=None,
+                is_duplicate=True,
+                **{f"dup_of__{fk}__in": frontier, f"{fk}__in": reposts.values("pk")},
+            )
+            .exclude(**{f"{fk}__in": list(head_of)})
+            .order_by()
+            .values_list(fk, f"dup_of__{fk}")
+            .annotate(n=Count("pk"))
+        )
+        # Each re-post under the album it repeats most; of two equally, the older one.
+        best: dict[int, tuple[int, int]] = {}
+        for repost, target, count in rows:
+            if repost not in best or (-count, target) < (-best[repost][1], best[repost][0]):
+                best[repost] = (target, count)
+        for repost, (target, _) in best.items():
+            head_of[repost] = head_of[target]
+        frontier = set(best)
+    found = model.objects.in_bulk([pk for pk, head in head_of.items() if pk != head])
+    folded: dict[int, list[Record]] = {}
+    for repost in sorted(found.values(), key=lambda album: (album.created_at, album.pk)):
+        folded.setdefault(head_of[repost.pk], []).append(repost)
+    return folded

@@ -49,6 +49,7 @@ from catalog.services import (
 )
 from review.models import ReviewClaim, ReviewEvent
 from review.naming import image_name
+from review.selectors import record_published_repeat, records_reposts
 
 Action = ReviewEvent.Action
 Status = Record.Status
@@ -75,6 +76,10 @@ TRANSITIONS: dict[str, Transition] = {
         done="approved",
     ),
     Action.REJECT: Transition(
+        Status.PENDING, Status.REJECTED, "reject", needs_reason=True, verb="reject",
+        done="rejected",
+    ),
+    Action.REJECT_REPEAT: Transition(
         Status.PENDING, Status.REJECTED, "reject", needs_reason=True, verb="reject",
         done="rejected",
     ),
@@ -425,12 +430,81 @@ def repeating_images(*, record: Record, of: Record) -> list[RecordImage]:
 def record_reject_as_duplicate(
     *, record: Record, of: Record, actor: User, expected_version: int | None = None
 ) -> ReviewEvent:
-    """pending -> rejected, the reason naming the album it repeats."""
-    return record_reject(
+    """pending -> rejected as a repeat, the reason naming the album it repeats (undone by
+    record_reject_undo)."""
+    return record_transition(
         record=record,
+        action=Action.REJECT_REPEAT,
         actor=actor,
         reason=f"Duplicate of {_named(of)}, which it repeats.",
         expected_version=expected_version,
+    )
+
+
+@transaction.atomic
+def record_reject_as_repeat(
+    *, record: Record, actor: User, expected_version: int | None = None
+) -> ReviewEvent:
+    """pending -> rejected as a duplicate of the published album it repeats most (the bulk
+    "reject the repeats of published albums"); refused when it repeats no published album."""
+    # Locked first: what it repeats is read as the rejection finds the album.
+    locked = record_lock(record=record, expected_version=expected_version)
+    repeat = record_published_repeat(record=locked)
+    if repeat is None:
+        raise TransitionRefused(f"“{locked}” repeats no published album: left as it is.")
+    return record_reject_as_duplicate(
+        record=locked, of=repeat.record, actor=actor, expected_version=expected_version
+    )
+
+
+def record_reposts_reject(*, head: Record, actor: User) -> tuple[list[ReviewEvent], list[str]]:
+    """Reject the re-posts folded under `head` in the queue (review.selectors.records_reposts:
+    the same source sent the same show again under other URLs) as duplicates of it: deciding
+    `head` decides them. Each in its own transaction, so one refused (changed meanwhile, no
+    permission) leaves the others rejected. Returns the rejections and the refusals."""
+    events, refused = [], []
+    for repost in records_reposts(records=[head], decided=True).get(head.pk, []):
+        try:
+            events.append(record_reject_as_duplicate(record=repost, of=head, actor=actor))
+        except RecordWriteRefused as refusal:
+            refused.append(str(refusal))
+    return events, refused
+
+
+@transaction.atomic
+def record_reject_undo(*, event: ReviewEvent, actor: User) -> ReviewEvent:
+    """Undo `event`, a rejection as a repeat: rejected -> pending, back in the review queue.
+    Refused for any other row, and when the album changed since that rejection (any write
+    after it moved the album's version on: a re-crawl, an edit, another decision)."""
+    record = event.record
+    model = type(record)
+    if event.action != Action.REJECT_REPEAT:
+        raise TransitionRefused("Only a rejection as a repeat can be undone from the history.")
+    if not actor.has_perm(transition_permission_name(model, Action.REJECT)):
+        raise TransitionRefused(
+            f"You do not have permission to reject {kind_label(model, plural=True)}, "
+            "nor to undo a rejection."
+        )
+    locked = record_lock(record=record, expected_version=None)
+    if locked.version != event.record_version or locked.status != Status.REJECTED:
+        raise TransitionRefused(
+            f"“{locked}” changed since it was rejected as a repeat: it is "
+            f"{locked.get_status_display().lower()} now; the rejection cannot be undone. "
+            "Review it as it stands."
+        )
+    now = timezone.now()
+    locked.status = Status.PENDING
+    locked.reviewer = actor.get_username()
+    locked.reviewed_at = now
+    locked.reject_reason = ""
+    record_save(record=locked, fields=["status", "reviewer", "reviewed_at", "reject_reason"])
+    return _append(
+        locked,
+        action=Action.RESTORE,
+        from_status=Status.REJECTED,
+        actor=actor,
+        reason=f"Undid the rejection as a repeat (“{event.reason}”).",
+        at=now,
     )
 
 

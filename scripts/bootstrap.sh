@@ -2,9 +2,25 @@
 # Create .venv with a Python >= 3.12 and install the pinned requirements into it.
 # Usage: scripts/bootstrap.sh [requirements-file]   (default: requirements.txt)
 # Quiet when nothing changed: the install is skipped while the requirements file's hash matches.
+# Installing needs PyPI (the pinned packages); when it cannot be reached, or Python or its venv
+# module is missing, it stops at once with one line saying what is missing (scripts/need.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/need.sh
 reqs=${1:-requirements.txt}
+
+# pip_quietly ARGS...: pip with its output in a file, shown only when it says something that
+# matters; one line and exit when it fails.
+pip_quietly() {
+    local log
+    log=$(mktemp "${TMPDIR:-/tmp}/pip-install.XXXXXX")
+    .venv/bin/python -m pip "$@" >"$log" 2>&1 ||
+        missing "Python packages ($reqs)" "pip could not install them (is PyPI reachable? its output: $log)"
+    # Some machines' pip.conf names local package folders that may be absent; pip warns about
+    # each one on every install. Those lines are noise; everything else is shown.
+    grep -v '^WARNING: Location .* is ignored' "$log" || true
+    rm -f "$log"
+}
 
 find_python() {
     local candidate
@@ -31,24 +47,21 @@ find_python() {
 }
 
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
-    python=$(find_python) || {
-        echo "error: Python 3.12 or newer is needed (python3.12/python3.13 on PATH, or pyenv)." >&2
-        exit 1
-    }
+    python=$(find_python) ||
+        missing "Python 3.12 or newer" "install python3.12 or newer (on PATH, or with pyenv)"
     echo "==> creating .venv with $python ($("$python" --version))"
     rm -rf .venv
-    "$python" -m venv .venv
-    .venv/bin/python -m pip install --quiet --upgrade pip 2>&1 |
-        { grep -v '^WARNING: Location .* is ignored' || true; }
+    "$python" -m venv .venv >/dev/null 2>&1 || {
+        rm -rf .venv
+        missing "Python's venv module" "install it (Debian: \`apt-get install python3-venv\`)"
+    }
+    pip_quietly install --quiet --upgrade pip
 fi
 
 stamp=.venv/.installed-$(basename "$reqs")
 want=$(cat requirements*.txt constraints.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "==> installing $reqs"
-    # Some machines' pip.conf names local package folders that may be absent; pip warns about
-    # each one on every install. Those lines are noise; everything else is shown.
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$reqs" -c constraints.txt 2>&1 |
-        { grep -v '^WARNING: Location .* is ignored' || true; }
+    pip_quietly install --quiet --disable-pip-version-check -r "$reqs" -c constraints.txt
     echo "$want" >"$stamp"
 fi

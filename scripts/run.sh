@@ -17,9 +17,10 @@ if [ -z "${INGEST_SECRETS:-}" ]; then
     INGEST_SECRETS=$(cat .dev/ingest-secret)
     export INGEST_SECRETS
 fi
-# `manage.py ingest_demo` serves its demo images from this machine; let the local server fetch
-# them (never set this in production: it exempts the host from the private-address guard).
-export INGEST_FETCH_ALLOWED_HOSTS=${INGEST_FETCH_ALLOWED_HOSTS-127.0.0.1}
+# `make demo` (manage.py ingest_demo) and the walk-through of docs/crawlers.md serve their
+# images from this machine; let the local server fetch them, by address or by name (never set
+# this in production: it exempts these hosts from the private-address guard).
+export INGEST_FETCH_ALLOWED_HOSTS=${INGEST_FETCH_ALLOWED_HOSTS-127.0.0.1,localhost}
 host=${HOST:-127.0.0.1}
 port=${PORT:-8000}
 
@@ -30,6 +31,9 @@ cat <<MSG
   Admin:     http://$host:$port/admin/
   API docs:  http://$host:$port/api/docs/
   Crawler signing secret (INGEST_SECRETS): $INGEST_SECRETS
+  Local image hosts the server may fetch (INGEST_FETCH_ALLOWED_HOSTS): $INGEST_FETCH_ALLOWED_HOSTS
+
+  Something to review: \`make demo\` in another terminal pushes a runway and a street album.
 
 MSG
 exec python manage.py runserver "$host:$port"

@@ -5,11 +5,15 @@ take them as they take a model admin's methods)."""
 from __future__ import annotations
 
 from django.contrib import admin
-from django.utils.html import format_html
+from django.template.defaultfilters import pluralize
+from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
+from django.utils.translation import ngettext
 
-from catalog.models import Record, Runway
+from catalog.models import Record, Runway, StreetSnap
 from review.admin.display import (
+    admin_datetime,
+    admin_url,
     ingest_job_url,
     rendition_note,
     thumbnail_is_original,
@@ -19,6 +23,15 @@ from review.admin.display import (
 
 @admin.display(description="cover")
 def cover_thumbnail(obj: Record) -> str:
+    picture = _cover_picture(obj)
+    url = getattr(obj, "queue_url", "")
+    if not url:
+        return picture
+    # The title's link goes to the same page and is the one read out: this one is for the mouse.
+    return format_html('<a href="{}" tabindex="-1" aria-hidden="true">{}</a>', url, picture)
+
+
+def _cover_picture(obj: Record) -> str:
     if obj.cover is None:
         return format_html('<span class="review-nocover">{}</span>', "no cover")
     if not thumbnail_url(obj.cover):  # no rendition yet: never the original, which is large
@@ -41,14 +54,60 @@ def cover_thumbnail(obj: Record) -> str:
     )
 
 
-@admin.display(description="title", ordering="title")
-def title_column(obj: Record) -> str:
-    return str(obj)
+def _album_cell(obj: Record, details: list[object]) -> str:
+    """The album's title, linked to its page in the editor's queue (RecordChangeList sets
+    `queue_url`), what identifies it in a line below, the album it repeats most if any, and
+    the re-posts folded under it (RecordChangeList sets `reposts`): one column, so the list
+    fits a 1280 px screen with both sidebars open."""
+    url = getattr(obj, "queue_url", "")
+    title = format_html('<a href="{}">{}</a>', url, obj) if url else format_html("{}", obj)
+    lines = [
+        format_html('<span class="review-album-title">{}</span>', title),
+        format_html(
+            '<span class="review-album-meta">{}</span>',
+            " · ".join(str(part) for part in details if part),
+        ),
+    ]
+    repeat = getattr(obj, "repeat", None)
+    if repeat is not None:
+        lines.append(
+            format_html(
+                '<span class="review-repeat-badge">{} of {} repeat “{}” ({})</span>',
+                repeat.count,
+                repeat.total,
+                repeat.record,
+                repeat.record.get_status_display().lower(),
+            )
+        )
+    reposts = getattr(obj, "reposts", None)
+    if reposts:
+        lines.append(
+            format_html(
+                '<span class="review-reposts">Re-posted {} by {}, decided with it: {}</span>',
+                ngettext("once", "%(n)d times", len(reposts)) % {"n": len(reposts)},
+                obj.source,
+                format_html_join(
+                    ", ",
+                    '<a href="{}">id {}</a>',
+                    ((admin_url(repost, "change", repost.pk), repost.pk) for repost in reposts),
+                ),
+            )
+        )
+    return format_html_join("", "{}", ((line,) for line in lines))
 
 
-@admin.display(description="season", ordering="season_code")
-def season_column(runway: Runway) -> str:
-    return f"{runway.season_code} · {runway.collection_type}"
+@admin.display(description="album", ordering="title")
+def runway_album_column(runway: Runway) -> str:
+    return _album_cell(
+        runway,
+        [runway.brand, runway.season_code, runway.collection_type, runway.year],
+    )
+
+
+@admin.display(description="album", ordering="title")
+def street_album_column(snap: StreetSnap) -> str:
+    when = f"{snap.year}-{snap.month:02d}" if snap.month else snap.year
+    return _album_cell(snap, [snap.city, when])
 
 
 @admin.display(description="status", ordering="status_rank")
@@ -61,38 +120,27 @@ def status_column(obj: Record) -> str:
 
 
 @admin.display(description="images", ordering="image_count")
-def images_column(obj: Record) -> int:
-    return obj.image_count
-
-
-@admin.display(description="near-dups", ordering="duplicate_count")
-def duplicates_column(obj: Record) -> str:
+def images_column(obj: Record) -> str:
     # Annotated by RecordAdmin.get_queryset.
-    if not obj.duplicate_count:  # type: ignore[attr-defined]
-        return "–"
-    return format_html('<span class="review-dup-count">{}</span>', obj.duplicate_count)  # type: ignore[attr-defined]
-
-
-@admin.display(description="repeats")
-def repeats_column(obj: Record) -> str:
-    """The album this one repeats most (RecordChangeList reads them for the page)."""
-    repeat = getattr(obj, "repeat", None)
-    if repeat is None:
-        return "–"
+    duplicates = obj.duplicate_count  # type: ignore[attr-defined]
+    if not duplicates:
+        return str(obj.image_count)
+    # Short, for a narrow column; the whole word on hover.
     return format_html(
-        '<span class="review-repeat-badge">{} of {} repeat “{}”</span> ({})',
-        repeat.count,
-        repeat.total,
-        repeat.record,
-        repeat.record.get_status_display().lower(),
+        '{}<br><span class="review-dup-count" title="{} near-duplicate{}">{} dup{}</span>',
+        obj.image_count,
+        duplicates,
+        pluralize(duplicates),
+        duplicates,
+        pluralize(duplicates),
     )
 
 
 @admin.display(description="received", ordering="created_at")
 def received_column(obj: Record) -> str:
     return format_html(
-        '<span title="{}">{} ago</span>',
-        obj.created_at.strftime("%Y-%m-%d %H:%M"),
+        '<span title="{}" class="review-nowrap">{} ago</span>',
+        admin_datetime(obj.created_at),
         timesince(obj.created_at, depth=1),
     )
 

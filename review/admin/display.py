@@ -3,14 +3,25 @@ beside them, near-duplicate distances. (Image names and numbers: review.naming.)
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.core.files.storage import default_storage
 from django.urls import NoReverseMatch, reverse
+from django.utils import formats, timezone
 
 from catalog.imaging import WIDTHS as RENDITION_WIDTHS
 from catalog.models import THUMBNAIL_WIDTH, RecordImage
 
 # The compare view's and the full-size view's picture: at most this wide.
 PREVIEW_WIDTH = 1200
+
+
+def admin_datetime(value: datetime | None) -> str:
+    """A time as every admin page shows one: the locale's DATETIME_FORMAT, in the current time
+    zone (the `|date:"DATETIME_FORMAT"` of the templates, and Django's own read-only fields)."""
+    if value is None:
+        return "—"
+    return formats.date_format(timezone.localtime(value), "DATETIME_FORMAT")
 
 
 def admin_url(model, view: str, *args) -> str:

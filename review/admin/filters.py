@@ -43,6 +43,10 @@ class StatusFilter(admin.SimpleListFilter):
     def queryset(self, request, queryset):
         if self.value() == "all":
             return queryset
+        if self.value() == Status.PENDING:
+            # The queue: a re-post is decided with the album it repeats, under whose row it is
+            # folded (the record admins annotate is_repost).
+            return queryset.filter(status=Status.PENDING, is_repost=False)
         return queryset.filter(status=self.value())
 
     def choices(self, changelist):

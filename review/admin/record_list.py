@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
+from django.contrib.admin.utils import quote
 from django.contrib.admin.views.main import ERROR_FLAG, ORDER_VAR, PAGE_VAR, ChangeList
 from django.db.models import Count, Q
+from django.urls import reverse
 
 from catalog.models import Record
 from review.admin.filters import STATUS_TABS, Status, StatusFilter, status_tab
-from review.selectors import records_repeats
+from review.selectors import records_repeats, records_reposts
 
 STATUS_PARAMETER = StatusFilter.parameter_name
 # Query keys that only pick the tab, order, page or facets: the list is not narrowed by them.
@@ -39,10 +42,13 @@ class RecordChangeList(ChangeList):
     def get_results(self, request):
         super().get_results(request)
         counted = self.get_queryset(request, exclude_parameters=[STATUS_PARAMETER])
+        # The pending tab counts the rows it lists: re-posts are folded under their album.
         self.status_counts = counted.order_by().aggregate(
             **{str(status): Count("pk", filter=Q(status=status)) for status in Status.values},
             all=Count("pk"),
+            queue=Count("pk", filter=Q(status=Status.PENDING, is_repost=False)),
         )
+        self.status_counts[str(Status.PENDING)] = self.status_counts.pop("queue")
         # What Django's get_results sets when it counts the total itself.
         self.show_full_result_count = True
         narrowed = any(key not in NOT_NARROWING for key in request.GET)
@@ -50,10 +56,23 @@ class RecordChangeList(ChangeList):
             self.root_queryset.count() if narrowed else self.status_counts["all"]
         )
         self.show_admin_actions = bool(self.full_result_count)
-        # The album each row repeats most, for the repeats column (two queries a page).
+        # The album each row repeats most, for the album column (two queries a page).
         repeats = records_repeats(records=list(self.result_list))
+        reposts = records_reposts(
+            records=[record for record in self.result_list if record.status == Status.PENDING]
+        )
+        context: dict[str, Any] = {"preserved_filters": self.preserved_filters, "opts": self.opts}
         for record in self.result_list:
             record.repeat = repeats.get(record.pk, [None])[0]
+            record.reposts = reposts.get(record.pk, [])
+            # As Django links a row: the album's page, carrying the list as the editor's queue.
+            # (url_for_result's own way; it needs what ChangeList sets after get_results.)
+            page = reverse(
+                f"admin:{self.opts.app_label}_{self.opts.model_name}_change",
+                args=(quote(record.pk),),
+                current_app=self.model_admin.admin_site.name,
+            )
+            record.queue_url = add_preserved_filters(context, page)
 
 
 class QueueChangeList(RecordChangeList):

@@ -16,7 +16,14 @@ from review.admin.queue import changelist_url, queue_label, queue_place, with_qu
 from review.admin.views.curation import grid_context
 from review.admin.views.repeats import repeat_urls
 from review.conflicts import OutOfDate, conflict_if_stale, conflict_message, read_loaded
-from review.selectors import claims_of_others, record_review_history, records_repeats
+from review.models import ReviewEvent
+from review.selectors import (
+    HistoryLine,
+    claims_of_others,
+    record_review_history,
+    records_repeats,
+    records_reposts,
+)
 from review.services import claim_take, record_approve, record_edit
 
 
@@ -43,8 +50,10 @@ def review_context(modeladmin, request, obj: Record, token: str) -> dict[str, An
             {"repeat": repeat, "urls": repeat_urls(modeladmin, request, obj, repeat.record)}
             for repeat in repeated
         ],
+        # A merge adds the images the other album lacks: none to add, no merge to offer.
         "can_merge": pending
         and bool(repeated)
+        and repeated[0].count < repeated[0].total
         and modeladmin.has_reject_permission(request, obj)
         and modeladmin.has_curate_permission(request, repeated[0].record),
         "token": token,
@@ -72,9 +81,29 @@ def review_context(modeladmin, request, obj: Record, token: str) -> dict[str, An
         "can_take_down": modeladmin.has_takedown_permission(request, obj),
         "takedown_url": queued("takedown"),
         "history": history,
+        # The one row an editor can undo: the last one, a rejection as a repeat, with nothing
+        # written to the album since (review.services.record_reject_undo says the same).
+        "undo": undo_line(modeladmin, request, obj, history),
+        # Re-posts of this album by its source, folded under it in the queue and decided with
+        # it (views.transitions.reject_reposts_of).
+        "reposts": records_reposts(records=[obj]).get(obj.pk, []) if pending else [],
         "recrawled": last if last is not None and last.recrawl and pending else None,
         "ingest_job_url": ingest_job_url(obj.ingest_job_id),
     }
+
+
+def undo_line(modeladmin, request, obj: Record, history: list[HistoryLine]) -> dict | None:
+    """The history row a button can undo, with its URL, or None."""
+    last = history[-1] if history else None
+    if (
+        last is None
+        or last.action_code != ReviewEvent.Action.REJECT_REPEAT
+        or last.record_version != obj.version
+        or not modeladmin.has_reject_permission(request, obj)
+    ):
+        return None
+    url = with_queue(modeladmin, request, admin_url(obj, "undo", obj.pk, last.event_id))
+    return {"event_id": last.event_id, "url": url}
 
 
 def save(request, obj: Record, form) -> None:

@@ -11,7 +11,17 @@ from functools import update_wrapper
 from typing import Any, ClassVar
 
 from django.contrib import admin, messages
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce
 from django.http import HttpResponseRedirect
 from django.urls import path
@@ -31,11 +41,20 @@ from review.admin.filters import (
 )
 from review.admin.queue import next_in_queue, queue_ids, with_queue
 from review.admin.record_list import QueueChangeList, RecordChangeList, status_tabs
-from review.admin.views import claims, compare, curation, repeats, takedown, transitions
+from review.admin.views import (
+    claims,
+    compare,
+    curation,
+    repeats,
+    takedown,
+    transitions,
+    undo,
+)
 from review.admin.views.curation import ImageOperation
 from review.conflicts import loaded_token
 from review.forms import RecordForm
 from review.naming import image_name, image_number
+from review.selectors import repost_condition
 from review.services import (
     Action,
     image_attach_to_previous,
@@ -61,11 +80,15 @@ class RecordAdmin(admin.ModelAdmin):
     actions = [
         transitions.approve_selected,
         transitions.reject_selected,
+        transitions.reject_repeats_selected,
         transitions.unpublish_selected,
     ]
 
-    # The list: the pending queue first, oldest first.
+    # The list: the pending queue first, oldest first. The album column links each album's
+    # page itself, in the editor's queue (RecordChangeList): Django's own links would take
+    # the whole cell, the album's details and its repeats badge with it.
     change_list_template = "admin/review/record_change_list.html"
+    list_display_links = None
     list_per_page = 50
     show_facets = admin.ShowFacets.NEVER
     # RecordChangeList's tab counts give the list its total: Django need not count again.
@@ -139,6 +162,11 @@ class RecordAdmin(admin.ModelAdmin):
                 name=f"{prefix}_unpublish",
             ),
             path("<path:object_id>/takedown/", view(takedown.take_down), name=f"{prefix}_takedown"),
+            path(
+                "<path:object_id>/history/<int:event_id>/undo/",
+                view(undo.undo_rejection),
+                name=f"{prefix}_undo",
+            ),
             path("<path:object_id>/skip/", view(claims.skip), name=f"{prefix}_skip"),
             path("<path:object_id>/claim/", view(claims.claim), name=f"{prefix}_claim"),
             *super().get_urls(),
@@ -216,8 +244,23 @@ class RecordAdmin(admin.ModelAdmin):
             .annotate(
                 duplicate_count=Coalesce(Subquery(duplicates, output_field=IntegerField()), 0),
                 status_rank=STATUS_RANK,
+                # A re-post of an older pending album of its source: folded under that album
+                # on the pending tab (StatusFilter), decided with it.
+                is_repost=Case(
+                    When(repost_condition(self.model), then=Value(True)),
+                    default=Value(False),
+                    output_field=BooleanField(),
+                ),
             )
         )
+
+    def get_list_display(self, request):
+        # A tab of one status says it once, above the list: the column is for "All" alone,
+        # and the album's title gets its width.
+        columns_shown = super().get_list_display(request)
+        if status_tab(request.GET.get("status")) == "all":
+            return columns_shown
+        return [column for column in columns_shown if column is not columns.status_column]
 
     def get_ordering(self, request):
         tab = status_tab(request.GET.get("status"))
@@ -324,6 +367,7 @@ class RecordAdmin(admin.ModelAdmin):
     def response_change(self, request, obj):
         if "_approve" in request.POST:
             self.message_user(request, f"Approved and published “{obj}”.", messages.SUCCESS)
+            transitions.reject_reposts_of(self, request, obj)
             return next_in_queue(self, request, obj)
         return super().response_change(request, obj)
 
@@ -337,19 +381,13 @@ class RunwayAdmin(RecordAdmin):
     image_model = RunwayImage
     record_fk = "runway"
     autocomplete_fields = ["brand"]
-    list_display = (  # type: ignore[assignment]  # a column of numbers: the stubs want text
+    list_display = (
         columns.cover_thumbnail,
-        columns.title_column,
-        "brand",
-        columns.season_column,
-        "year",
+        columns.runway_album_column,
         columns.status_column,
         columns.images_column,
-        columns.duplicates_column,
-        columns.repeats_column,
         columns.received_column,
     )
-    list_display_links = (columns.cover_thumbnail, columns.title_column)
     list_filter = (
         StatusFilter,
         ("brand", RelatedOnlyListFilter),
@@ -379,19 +417,13 @@ class RunwayAdmin(RecordAdmin):
 class StreetSnapAdmin(RecordAdmin):
     image_model = StreetSnapImage
     record_fk = "street_snap"
-    list_display = (  # type: ignore[assignment]  # a column of numbers: the stubs want text
+    list_display = (
         columns.cover_thumbnail,
-        columns.title_column,
-        "city",
-        "year",
-        "month",
+        columns.street_album_column,
         columns.status_column,
         columns.images_column,
-        columns.duplicates_column,
-        columns.repeats_column,
         columns.received_column,
     )
-    list_display_links = (columns.cover_thumbnail, columns.title_column)
     list_filter = (
         StatusFilter,
         "city",

@@ -12,7 +12,7 @@ from django.utils import timezone
 from ingest import admin as ingest_admin
 from ingest import queueing
 from ingest.models import IngestJob
-from tests.factories import IngestJobFactory, RunwayFactory, StreetSnapFactory
+from tests.factories import BrandFactory, IngestJobFactory, RunwayFactory, StreetSnapFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -107,29 +107,21 @@ def test_the_list_shows_each_jobs_columns_and_filters(admin_client):
     filtered = admin_client.get(reverse(CHANGELIST), {"status__exact": "failed"})
 
     assert response.status_code == 200
+    # five columns, a second line where there is more to say (reason, attempts; what the
+    # album is and where it came from), so the list fits 1280 px with both sidebars open
     assert result_rows(response.content.decode()) == [
         {
             "id": str(done.pk),
-            "status": "Succeeded",
-            "kind": "Street",
-            "album": "Paris, day 2",
-            "where": "Paris · 2026-03",
-            "source": "wwd",
-            "attempts": "2",
+            "status_column": "Succeeded2 attempts",
+            "album_column": "Paris, day 2street · Paris · 2026-03 · wwd",
             "age": "5\xa0minutes",
-            "reason": "-",
             "record_link": f"street snap {snap.pk}",
         },
         {
             "id": str(failed.pk),
-            "status": "Failed",
-            "kind": "Runway",
-            "album": "Acme Fall 2024 RTW",
-            "where": "ACME · FW24",
-            "source": "vogue",
-            "attempts": "1",
+            "status_column": "Failedunknown_brand",
+            "album_column": "Acme Fall 2024 RTWrunway · ACME · FW24 · vogue",
             "age": "3\xa0hours",
-            "reason": "unknown_brand",
             "record_link": "-",
         },
     ]
@@ -190,7 +182,9 @@ def test_a_job_whose_worker_died_shows_why_and_can_be_retried(admin_client, enqu
         reverse(CHANGELIST), {"action": "retry_jobs", "_selected_action": [job.pk]}, follow=True
     )
 
-    assert [row["reason"] for row in result_rows(listed.content.decode())] == ["worker_died"]
+    assert [row["status_column"] for row in result_rows(listed.content.decode())] == [
+        "Failedworker_died · 3 attempts"
+    ]
     html = page.content.decode()
     assert "The worker running this job died 3 times" in html
     assert "Lost executions" in html
@@ -232,8 +226,8 @@ def test_the_record_link_goes_to_the_record_admin_and_degrades_to_text(monkeypat
     without = admin.record_link(job)
 
     url = reverse("admin:catalog_runway_change", args=[runway.pk])
-    assert with_admin == f'<a href="{url}">runway {runway.pk}</a>'
-    assert without == f"runway {runway.pk}"
+    assert with_admin == f'<a href="{url}" class="ingest-nowrap">runway {runway.pk}</a>'
+    assert without == f'<span class="ingest-nowrap">runway {runway.pk}</span>'
 
 
 def test_retry_queues_failed_and_stale_jobs_and_refuses_others(admin_client, enqueued):
@@ -324,5 +318,31 @@ def test_a_job_failed_on_an_unknown_brand_links_the_alias_pre_filled(admin_clien
     form = admin_client.get(page.context["brand_alias_add_url"])
 
     assert "Add “Acne  Studios” as an alias of a brand" in page.content.decode()
-    assert plain.context["brand_alias_add_url"] is None
+    assert plain.context.get("brand_alias_add_url") is None
     assert form.context["adminform"].form.initial["alias"] == "Acne  Studios"
+
+
+def test_once_the_brand_exists_the_failed_jobs_page_says_so_not_that_it_is_unknown(admin_client):
+    # given a job failed on "Acme", and the brand added after it failed
+    job = IngestJobFactory(
+        status="failed",
+        reason="unknown_brand",
+        payload={"brand": "Acme"},
+        finished_at=timezone.now() - timedelta(hours=1),
+    )
+    url = reverse("admin:ingest_ingestjob_change", args=[job.pk])
+    before = admin_client.get(url).content.decode()
+    acme = BrandFactory(name="Acme Studios", slug="acme")
+
+    # when the editor opens the job's page again
+    after = admin_client.get(url)
+
+    # then the page says what was true when it ran and what is true now: retry, no alias link
+    text = after.content.decode()
+    assert "No brand has the slug or an alias “Acme” (as of this page)" in before
+    assert "No brand has" not in text
+    assert "When this job ran" in text and "no brand had the slug or an alias “Acme”" in text
+    assert after.context["brand_now"] == acme
+    assert reverse("admin:catalog_brand_change", args=[acme.pk]) in text
+    assert after.context["brand_alias_add_url"] is None
+    assert "Retry this job" in text

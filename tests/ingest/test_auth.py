@@ -2,9 +2,13 @@
 crawler signs, and the webhook-id nonce (a replay is refused and enqueues nothing)."""
 
 import json
+import re
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from standardwebhooks.webhooks import Webhook
 
 from ingest.models import IngestJob, UsedWebhookId
 from tests.factories import IngestJobFactory
@@ -15,6 +19,7 @@ from tests.ingest.support import (
     runway_album,
     signed_headers,
 )
+from tests.support import ROOT
 
 pytestmark = pytest.mark.django_db
 
@@ -229,3 +234,45 @@ def test_a_submission_signature_does_not_read_a_job(client, body):
     response = client.get(f"/api/ingest/v1/jobs/{job.pk}", headers=signed_headers(body))
 
     assert response.status_code == 401
+
+
+# --- docs/crawlers.md signs as the server checks -------------------------------------------
+
+GUIDE = ROOT / "docs" / "crawlers.md"
+
+
+def guide_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", GUIDE.read_text(), re.S)
+
+
+def test_the_guides_standard_library_signing_is_accepted(client, body):
+    # given the guide's sign() as a crawler copies it, run by a Python of its own
+    sign = guide_blocks("python")[0]
+    printed = subprocess.run(  # noqa: S603 - the guide's own code, our own interpreter
+        [sys.executable, "-c", f"{sign}\nimport json, sys\nprint(json.dumps(sign(*sys.argv[1:])))"]
+        + [SECRET_A, body],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+    response = post(client, body, json.loads(printed.stdout))
+
+    assert response.status_code == 202, response.json()
+
+
+def test_the_guides_signed_calls_carry_the_signatures_the_library_computes():
+    secret = re.search(r"secret `(whsec_\w+)`", GUIDE.read_text())[1]
+    calls = guide_blocks("http")
+    assert len(calls) == 2
+
+    for call in calls:
+        head, _, body = call.partition("\n\n")
+        method, path, _ = head.splitlines()[0].split(" ")
+        headers = dict(line.split(": ", 1) for line in head.splitlines()[1:])
+        sent_at = datetime.fromtimestamp(int(headers["webhook-timestamp"]), tz=UTC)
+        content = body.rstrip("\n") if method == "POST" else path  # a GET signs its path
+        expected = Webhook(secret).sign(headers["webhook-id"], sent_at, content)
+        assert headers["webhook-signature"] == expected, head.splitlines()[0]
+        assert int(headers.get("Content-Length", 0)) == len(body.rstrip("\n").encode())

@@ -35,7 +35,7 @@ def hostile(image_server):
     return {
         "redirect to a private address": (
             server.add("/to-private", status=302, location="http://10.1.2.3/a.jpg"),
-            "redirect to a disallowed address (address 10.1.2.3 is private)",
+            "redirect to a disallowed address (address 10.1.2.3 is private; 10.1.2.3 is not in",
         ),
         "redirect to the cloud metadata address": (
             server.add(

@@ -186,7 +186,7 @@ def test_the_openapi_schema_describes_the_ingest_endpoints(client):
     schema = json.loads(response.content)
     assert "/api/ingest/v1/albums" in schema["paths"]
     assert "/api/ingest/v1/jobs/{id}" in schema["paths"]
-    assert "standardWebhooks" in schema["components"]["securitySchemes"]
+    assert "webhookSignature" in schema["components"]["securitySchemes"]
     assert "Album" in schema["components"]["schemas"]
 
 

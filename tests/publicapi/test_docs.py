@@ -67,7 +67,9 @@ def test_public_operations_carry_no_security_requirement(schema):
     public = {key: op for key, op in operations.items() if key[1].startswith("/api/v1/")}
     assert public and all("security" not in op for op in public.values())
     # The crawler's endpoints keep their signature.
-    assert operations[("post", "/api/ingest/v1/albums")]["security"] == [{"standardWebhooks": []}]
+    assert operations[("post", "/api/ingest/v1/albums")]["security"] == [
+        {"webhookId": [], "webhookTimestamp": [], "webhookSignature": []}
+    ]
 
 
 GENERATED_CLIENT_USE = """

@@ -14,7 +14,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from catalog.models import RunwayImage
-from tests.factories import BrandFactory
+from tests.factories import BrandFactory, IngestJobFactory
 from tests.review.support import log_in, runway_with_looks
 from tests.support import ROOT
 
@@ -69,18 +69,29 @@ def test_the_review_screens_have_no_serious_violation(live_server, browser_page,
     log_in(page, live_server, "anna")
     original, again = albums
     first = again.images.order_by("sort_order").first()
+    IngestJobFactory(status="failed", reason="unknown_brand", payload={"title": "Acme AW24"})
+    IngestJobFactory(status="succeeded", runway=again, payload={"title": "Acme AW24"})
     screens = {
         "queue": reverse("admin:catalog_runway_changelist"),
         "album page": change_url(again),
         "compare view": reverse("admin:catalog_runway_compare", args=[again.pk, first.pk]),
         "repeated album": reverse("admin:catalog_runway_repeats", args=[again.pk, original.pk]),
         "dashboard": reverse("admin:index"),
+        "take-down page": reverse("admin:catalog_runway_takedown", args=[again.pk]),
+        "ingest jobs": reverse("admin:ingest_ingestjob_changelist"),
     }
     found: dict[str, list[dict]] = {}
     for name, path in screens.items():
         page.goto(live_server.url + path)
         page.wait_for_load_state("load")
         found[name] = axe_violations(page)
+    # The preview of rejecting the repeats of published albums, from the queue's action.
+    page.goto(live_server.url + reverse("admin:catalog_runway_changelist"))
+    page.locator(f"input[name=_selected_action][value='{again.pk}']").check()
+    page.locator("select[name=action]").select_option("reject_repeats_selected")
+    page.get_by_role("button", name="Run").click()
+    expect(page.locator("#repeats-rejected")).to_contain_text("6 of 6")
+    found["reject repeats preview"] = axe_violations(page)
     # The keys overlay, open on the album page.
     page.goto(live_server.url + change_url(again))
     page.keyboard.press("?")

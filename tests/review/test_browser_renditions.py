@@ -119,30 +119,45 @@ def test_a_60_image_album_page_transfers_renditions_not_originals(live_server, b
     )
 
 
-def test_right_after_ingest_a_60_image_album_page_loads_no_original(live_server, browser_page):
+def weigh_album_page(page, url: str) -> dict:
+    """Everything a first visit of the album page at `url` loads, scrolled to its end: bytes
+    and responses in all, of them the admin's own scripts and styles, and originals."""
+    loaded = {"bytes": 0, "responses": 0, "originals": 0, "admin_static": 0}
+
+    def count(response):
+        if not 200 <= response.status < 300:
+            return
+        size = len(response.body())
+        loaded["responses"] += 1
+        loaded["bytes"] += size
+        if "/static/admin/" in response.url:
+            loaded["admin_static"] += size
+        if "/media/images/" in response.url:
+            loaded["originals"] += 1
+
+    page.on("response", count)
+    page.set_viewport_size({"width": 240, "height": 640})
+    page.goto(url)
+    expect(page.locator(".review-tile")).to_have_count(IMAGES)
+    for tile in page.locator(".review-tile").all():
+        tile.scroll_into_view_if_needed()
+    page.wait_for_load_state("networkidle")
+    page.remove_listener("response", count)
+    return loaded
+
+
+def test_right_after_ingest_a_60_image_album_page_loads_no_original(
+    live_server, browser_page, settings
+):
     page = browser_page
     # Given a 60-photo album just ingested (more than 15 MB of originals, no rendition yet)
     runway, originals = album_as_ingest_leaves_it()
     assert originals > 15_000_000
     log_in(page, live_server, "anna")
-    loaded = {"bytes": 0, "responses": 0, "originals": 0}
-
-    def count(response):
-        if not 200 <= response.status < 300:
-            return
-        loaded["responses"] += 1
-        loaded["bytes"] += len(response.body())
-        if "/media/images/" in response.url:
-            loaded["originals"] += 1
+    album_url = f"{live_server.url}/admin/catalog/runway/{runway.pk}/change/"
 
     # When an editor opens its page (a first visit: nothing cached) and scrolls to its end
-    page.on("response", count)
-    page.set_viewport_size({"width": 240, "height": 640})
-    page.goto(f"{live_server.url}/admin/catalog/runway/{runway.pk}/change/")
-    expect(page.locator(".review-tile")).to_have_count(IMAGES)
-    for tile in page.locator(".review-tile").all():
-        tile.scroll_into_view_if_needed()
-    page.wait_for_load_state("networkidle")
+    loaded = weigh_album_page(page, album_url)
 
     # Then every tile is a placeholder saying why, and the page, with everything it loaded
     # (HTML, styles, scripts, pictures), weighs at most 2 MB
@@ -152,16 +167,30 @@ def test_right_after_ingest_a_60_image_album_page_loads_no_original(live_server,
     )
     assert loaded["originals"] == 0
     assert loaded["bytes"] <= 2_000_000, loaded
+
+    # And with DEBUG on (what `make run` sets), the same first visit in a fresh browser: the
+    # admin serves its vendor scripts unminified (Django picks jquery.js over jquery.min.js)
+    settings.DEBUG = True
+    fresh = page.context.browser.new_context()
+    fresh.add_cookies(page.context.cookies())
+    debug = weigh_album_page(fresh.new_page(), album_url)
+    fresh.close()
+    settings.DEBUG = False
+    assert debug["originals"] == 0
+    assert debug["admin_static"] > loaded["admin_static"], (debug, loaded)
     print(
         f"\nFIGURES 60-image album page right after ingest: {loaded['bytes'] / 1e6:.2f} MB in "
-        f"{loaded['responses']} responses (originals {originals / 1e6:.1f} MB, none loaded)"
+        f"{loaded['responses']} responses, {loaded['admin_static'] / 1e6:.2f} MB of it the "
+        f"admin's scripts and styles (DEBUG off); {debug['bytes'] / 1e6:.2f} MB, "
+        f"{debug['admin_static'] / 1e6:.2f} MB of it the admin's (DEBUG on, as `make run`); "
+        f"originals {originals / 1e6:.1f} MB, none loaded"
     )
+    page.set_viewport_size({"width": 240, "height": 640})
 
     # And the list shows a placeholder for its cover too
-    page.remove_listener("response", count)
     page.goto(f"{live_server.url}/admin/catalog/runway/")
     expect(page.locator(".review-list-thumb.review-placeholder")).to_have_count(1)
-    page.on("response", count)
+    page.on("response", lambda response: count_original(loaded, response))
 
     # And once the renditions exist, the compare view shows the 1200 px rendition, the
     # original a link away
@@ -180,3 +209,8 @@ def test_right_after_ingest_a_60_image_album_page_loads_no_original(live_server,
     assert original.get_attribute("href").endswith(f"{second.storage_key}")
     page.wait_for_load_state("networkidle")
     assert loaded["originals"] == 0
+
+
+def count_original(loaded: dict, response) -> None:
+    if 200 <= response.status < 300 and "/media/images/" in response.url:
+        loaded["originals"] += 1

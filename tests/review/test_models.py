@@ -4,7 +4,7 @@ describes. Portable."""
 import pytest
 from django.db import IntegrityError, transaction
 from django.db.models.deletion import ProtectedError
-from django.utils import timezone
+from django.utils import formats, timezone
 
 from review.models import ReviewEvent, ReviewHistoryIsAppendOnly
 from review.services import record_approve
@@ -75,3 +75,9 @@ def test_a_record_or_an_editor_with_history_cannot_be_hard_deleted(event, editor
         editor.delete()
 
     assert ReviewEvent.objects.get().record == event.runway
+
+
+def test_a_row_names_its_time_as_the_admin_writes_times(event):
+    shown = formats.date_format(timezone.localtime(event.at), "DATETIME_FORMAT")
+
+    assert str(event) == f"Approved by {event.actor_id} at {shown}"

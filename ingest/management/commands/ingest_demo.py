@@ -1,12 +1,14 @@
 """Push a demo runway album and a demo street album to a running server, as a crawler would.
 
-    make run                              # in one terminal (prints the signing secret)
-    .venv/bin/python manage.py ingest_demo   # in another
+    make run    # in one terminal (prints the signing secret)
+    make demo   # in another: this command, against that server (scripts/demo.sh)
 
 The command serves a handful of generated images from a local HTTP server of its own, signs
 each request with the standardwebhooks library, and follows every job's status URL until the
-job ends, printing what a crawler author sees. The server must be allowed to fetch from this
-machine (`INGEST_FETCH_ALLOWED_HOSTS=127.0.0.1`, which `make run` sets).
+job ends, printing what a crawler author sees: a first run's review queue then has a runway
+(with a near-duplicate and a dead link) and a street album. The server must be allowed to
+fetch from this machine (`INGEST_FETCH_ALLOWED_HOSTS`, which `make run` sets to
+`127.0.0.1,localhost`).
 """
 
 import io

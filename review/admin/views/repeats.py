@@ -13,13 +13,15 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.template.response import TemplateResponse
 
-from catalog.models import Record, RecordImage
+from catalog.models import Record, RecordImage, Runway, StreetSnap
 from catalog.services import RecordWriteRefused
 from review.admin.display import admin_url, thumbnail_url
 from review.admin.queue import back_to_page, change_url, next_in_queue, queue_ids, with_queue
+from review.admin.views.transitions import reject_reposts_of
 from review.conflicts import conflict_if_stale, loaded_token, read_loaded
 from review.naming import image_number
 from review.services import (
+    kind_label,
     record_merge_into,
     record_not_duplicate,
     record_reject_as_duplicate,
@@ -60,12 +62,15 @@ def repeats(modeladmin, request, object_id, other_id):
         if image.pk not in repeated_ids
     ]
     pending = obj.status == Record.Status.PENDING
+    names = two_names(obj, other)
     context = {
         **modeladmin.admin_site.each_context(request),
         "opts": modeladmin.opts,
         "original": obj,
         "other": other,
-        "title": f"“{obj}” beside “{other}”",
+        "title": f"{names['here']} beside {names['there']}",
+        "here_name": names["here"],
+        "other_name": names["there"],
         "pairs": [pair(image) for image in repeating],
         "only_here": [
             {"image": image, "number": image_number(image), "thumb": thumbnail_url(image)}
@@ -77,12 +82,33 @@ def repeats(modeladmin, request, object_id, other_id):
         "album_url": with_queue(modeladmin, request, change_url(modeladmin, obj.pk)),
         "other_url": admin_url(other, "change", other.pk),
         "can_reject": pending and modeladmin.has_reject_permission(request, obj),
+        # A merge adds the images only this album has: with none, it would do nothing.
         "can_merge": pending
+        and bool(only_here)
         and modeladmin.has_reject_permission(request, obj)
         and modeladmin.has_curate_permission(request, other),
         "can_curate": modeladmin.has_curate_permission(request, obj),
     }
     return TemplateResponse(request, "admin/review/repeats.html", context)
+
+
+def two_names(obj: Record, other: Record) -> dict[str, str]:
+    """What the page calls the two albums: their titles, and when the titles are the same
+    (the same show crawled twice), what tells them apart: season code (a runway) or month (a
+    street album), source and id."""
+    if str(obj) != str(other):
+        return {"here": f"“{obj}”", "there": f"“{other}”"}
+    return {"here": distinguished(obj), "there": distinguished(other)}
+
+
+def distinguished(record: Record) -> str:
+    if isinstance(record, Runway):
+        when = record.season_code
+    else:
+        snap = cast(StreetSnap, record)
+        when = f"{snap.year}-{snap.month:02d}" if snap.month else str(snap.year)
+    source = record.source or "legacy"
+    return f"“{record}” ({when}, {source}, {kind_label(type(record))} {record.pk})"
 
 
 def pair(image: RecordImage) -> dict:
@@ -135,4 +161,5 @@ def repeat_decision(modeladmin, request, object_id, other_id, action: str):
     modeladmin.message_user(request, message, messages.SUCCESS)
     if action == "distinct":
         return back_to_page(modeladmin, request, obj.pk)
+    reject_reposts_of(modeladmin, request, obj)
     return next_in_queue(modeladmin, request, obj)

@@ -20,17 +20,22 @@ from django.utils.html import format_html, format_html_join
 
 from catalog.models import Record
 from catalog.services import RecordWriteRefused
-from review.admin.display import thumbnail_url
+from review.admin.display import admin_url, thumbnail_url
 from review.admin.queue import back_to_page, change_url, next_in_queue, queue_ids, with_queue
 from review.conflicts import OutOfDate, conflict_if_stale, loaded_token, read_loaded
 from review.forms import ReasonForm
+from review.selectors import record_published_repeat
 from review.services import (
     TRANSITIONS,
     Action,
     record_approve,
     record_reject,
+    record_reject_as_repeat,
+    record_reposts_reject,
     record_unpublish,
 )
+
+Status = Record.Status
 
 # --- from the record page ---------------------------------------------------------------
 
@@ -56,6 +61,7 @@ def approve(modeladmin, request, object_id):
     if not approved:
         return back_to_page(modeladmin, request, obj.pk)
     modeladmin.message_user(request, f"Approved and published “{obj}”.", messages.SUCCESS)
+    reject_reposts_of(modeladmin, request, obj)
     return next_in_queue(modeladmin, request, obj)
 
 
@@ -90,6 +96,7 @@ def transition(modeladmin, request, object_id, action: str):
                 request, f"{done.capitalize()} “{obj}”: {reason}", messages.SUCCESS
             )
             if action == Action.REJECT:
+                reject_reposts_of(modeladmin, request, obj)
                 return next_in_queue(modeladmin, request, obj)
         return back_to_page(modeladmin, request, obj.pk)
     return reason_page(
@@ -101,6 +108,22 @@ def transition(modeladmin, request, object_id, action: str):
         hidden=[("loaded", token)],
         cancel_url=with_queue(modeladmin, request, change_url(modeladmin, obj.pk)),
     )
+
+
+def reject_reposts_of(modeladmin, request, head: Record) -> None:
+    """After a decision on `head`: its re-posts (folded under it in the queue) are rejected
+    as duplicates of it, and the messages say which, and which were refused."""
+    events, refused = record_reposts_reject(head=head, actor=request.user)
+    if events:
+        names = ", ".join(f"“{event.record}” (id {event.record.pk})" for event in events)
+        modeladmin.message_user(
+            request,
+            f"Also rejected {len(events)} re-post{'s' if len(events) != 1 else ''} of it as "
+            f"duplicates: {names}. Each can be put back from its review history.",
+            messages.SUCCESS,
+        )
+    for refusal in refused:
+        modeladmin.message_user(request, f"A re-post was not rejected: {refusal}", messages.WARNING)
 
 
 def decide_on_page(modeladmin, request, token: str | None, decide: Callable[[int], Any]) -> bool:
@@ -179,6 +202,65 @@ def unpublish_selected(modeladmin, request, queryset):
     return bulk_with_reason(modeladmin, request, queryset, Action.UNPUBLISH)
 
 
+@admin.action(
+    permissions=["reject"],
+    description="Reject selected albums that repeat a published one (shows which first)",
+)
+def reject_repeats_selected(modeladmin, request, queryset):
+    """Each selected album whose images repeat a published album is rejected as a duplicate
+    of it (record_reject_as_repeat); the others are left alone. A page first shows which
+    albums, which album each repeats and how many of its images; each rejection can be
+    undone from the album's history."""
+    if "confirm" in request.POST:
+        apply_to_each(
+            modeladmin,
+            request,
+            queryset,
+            Action.REJECT_REPEAT,
+            lambda record, version: record_reject_as_repeat(
+                record=record, actor=request.user, expected_version=version
+            ),
+        )
+        return None
+    records = selected_records(modeladmin, request, queryset)
+    rows = []
+    for record in records:
+        repeat = record_published_repeat(record=record)
+        rows.append(
+            {
+                "record": record,
+                "thumb": thumbnail_url(record.cover),
+                "repeat": repeat,
+                "repeat_url": admin_url(repeat.record, "change", repeat.record.pk)
+                if repeat
+                else "",
+            }
+        )
+    rejected = [row for row in rows if row["repeat"]]
+    hidden: list[tuple[str, Any]] = [("action", request.POST.get("action", ""))]
+    for record, row in zip(records, rows, strict=True):
+        if not row["repeat"]:
+            continue  # not sent on: the confirmation acts on the albums it showed
+        pk = record.pk
+        hidden.append((ACTION_CHECKBOX_NAME, pk))
+        token = request.POST.get(f"loaded_{pk}")
+        if token:
+            hidden.append((f"loaded_{pk}", token))
+    noun = model_ngettext(modeladmin.opts, len(rejected))
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "opts": modeladmin.opts,
+        "title": "Reject the repeats of published albums",
+        "rows": rows,
+        "rejected": rejected,
+        "left": [row for row in rows if not row["repeat"]],
+        "hidden": hidden,
+        "submit_label": f"Reject {len(rejected)} {noun} as repeats",
+        "cancel_url": request.get_full_path(),
+    }
+    return TemplateResponse(request, "admin/review/reject_repeats.html", context)
+
+
 def bulk_with_reason(modeladmin, request, queryset, action: str):
     form = ReasonForm(request.POST if "confirm" in request.POST else None)
     if form.is_bound and form.is_valid():
@@ -255,6 +337,8 @@ def apply_to_each(
             refused.append(str(refusal))
         else:
             changed += 1
+            if transition.source == Status.PENDING:
+                reject_reposts_of(modeladmin, request, record)
     noun = model_ngettext(modeladmin.opts, changed)
     if changed:
         modeladmin.message_user(

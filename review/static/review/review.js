@@ -78,7 +78,8 @@
     if (!button || button.dataset.confirmed === "yes") { return; }
     event.preventDefault();
     event.stopImmediatePropagation();
-    confirmThenClick(button, button.dataset.confirm || tileQuestion(button), { yes: gettext("Delete") });
+    const yes = button.dataset.confirmYes || gettext("Delete");
+    confirmThenClick(button, button.dataset.confirm || tileQuestion(button), { yes });
   }, true);
 
   function say(text, level) {
@@ -248,6 +249,16 @@
       '<button class="review-lightbox-close"></button></form>');
     lightbox.querySelector(".review-lightbox-close").textContent = gettext("Close (Esc)");
     lightbox.querySelector(".review-lightbox-original").textContent = gettext("Open the original");
+    // A click on a picture opens this view too; a click that asks for a new tab or window
+    // (a middle click, Ctrl or Shift) still follows the link to the original.
+    document.addEventListener("click", (event) => {
+      const link = event.target.closest?.("#images .review-tile > a");
+      if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) { return; }
+      event.preventDefault();
+      const tile = link.closest(".review-tile");
+      focusTile(tile, { scroll: false });
+      openFull(tile);
+    });
     function openFull(tile) {
       const number = tile.dataset.number;
       const image = lightbox.querySelector("img");
@@ -263,9 +274,14 @@
     const keys = makeDialog("review-keys", document.getElementById("review-keys-template").innerHTML);
     const toggle = keys.querySelector("#review-single-keys");
     if (toggle) {
+      // The label says the state in words, not only the box's tick.
+      const state = keys.querySelector("#review-single-keys-state");
+      const show = () => { state.textContent = toggle.checked ? gettext("on") : gettext("off"); };
       toggle.checked = singleKeysOn();
+      show();
       toggle.addEventListener("change", () => {
         window.localStorage.setItem(SINGLE_KEYS, toggle.checked ? "on" : "off");
+        show();
       });
     }
     // The grid's "Keys" button opens the list too (with single keys off, "?" does not).

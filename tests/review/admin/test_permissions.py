@@ -50,7 +50,7 @@ class TestPermissions:
         assert "Approve and publish" not in pending_page and "Reject…" in pending_page
         assert "Unpublish…" not in published_page
         actions = {name for name, _ in listing.context["action_form"].fields["action"].choices}
-        assert actions == {"", "reject_selected"}
+        assert actions == {"", "reject_selected", "reject_repeats_selected"}
 
     @pytest.mark.parametrize("make", KINDS)
     def test_without_publish_a_published_album_is_read_only_and_says_why(self, make, junior_client):
