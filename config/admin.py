@@ -1,5 +1,6 @@
 """The archive's admin site: Django's, named after the archive, its index a dashboard of what
-waits for the editors (config.dashboard), and the editors' words in its JavaScript catalog."""
+waits for the editors (review.dashboard, and ingest's failed jobs), and the editors' words in
+its JavaScript catalog."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from django.conf import settings
 from django.contrib import admin
 from django.views.i18n import JavaScriptCatalog
 
-from config import dashboard
+from catalog.models import RECORD_MODELS
 from ingest.models import IngestJob
+from review import dashboard
 
 
 class ArchiveAdminSite(admin.AdminSite):
@@ -26,15 +28,18 @@ class ArchiveAdminSite(admin.AdminSite):
         """The figures the editor may see: each one's list needs its view permission."""
         kinds = [
             model
-            for model, _ in dashboard.RECORD_KINDS
+            for model in RECORD_MODELS.values()
             if model in self._registry
             and self._registry[model].has_view_or_change_permission(request)
         ]
+        from ingest.admin import failed_jobs  # it registers with this site: imported once it is
+
         jobs = self._registry.get(IngestJob)
         may_see_jobs = jobs is not None and jobs.has_view_permission(request)
         return {
             "pending": dashboard.pending_albums(kinds),
-            "failed_jobs": dashboard.failed_jobs() if may_see_jobs else None,
+            "going_live": dashboard.going_live_today(kinds),
+            "failed_jobs": failed_jobs() if may_see_jobs else None,
             "renditions": dashboard.renditions_waiting() if kinds else None,
         }
 

@@ -8,6 +8,7 @@ nothing. docs/operations.md lists every variable.
 
 from datetime import timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import environ
 
@@ -62,6 +63,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "review.middleware.EditorsTimeZoneMiddleware",
     # Last, as django-axes requires: it turns a locked-out login into the lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -481,6 +483,10 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+# The admin's: the times editors type (an embargo's go-live) and read, e.g. "Europe/Paris".
+# Stored and served (the API) in UTC whatever it is.
+EDITORS_TIME_ZONE = env.str("EDITORS_TIME_ZONE", default="UTC")
+ZoneInfo(EDITORS_TIME_ZONE)  # a name that is no time zone stops the start, not a request
 USE_I18N = True
 USE_TZ = True
 

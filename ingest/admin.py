@@ -9,6 +9,8 @@ the name it sent as an alias. Nobody adds, edits or deletes a job here.
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
 from django.contrib import admin, messages
@@ -453,3 +455,23 @@ class PublicObjectAdmin(admin.ModelAdmin):
             f"{len(synced.failed)} failed again.",
             messages.WARNING if synced.failed else messages.SUCCESS,
         )
+
+
+# --- The admin index's figure (config.admin shows it) -------------------------------------------
+
+
+@dataclass(frozen=True)
+class FailedJobs:
+    """Ingest jobs that failed in the last day, and their list."""
+
+    count: int
+    since: datetime
+    url: str
+
+
+def failed_jobs(window: timedelta = timedelta(days=1)) -> FailedJobs:
+    since = timezone.now() - window
+    failed = IngestJob.objects.filter(status=IngestJob.Status.FAILED, finished_at__gte=since)
+    query = urlencode({"status__exact": IngestJob.Status.FAILED, "finished_at__gte": since})
+    url = f"{reverse('admin:ingest_ingestjob_changelist')}?{query}"
+    return FailedJobs(count=failed.count(), since=since, url=url)

@@ -128,7 +128,7 @@ def describe_changes(record: Record, loaded: Loaded) -> list[str]:
     for event in events.select_related("actor"):
         line = (
             f"status changed from {event.from_status} to {event.to_status} "
-            f"by {event.actor.get_username()} at {when(event.at)}"
+            f"by {event.who} at {when(event.at)}"
         )
         if event.reason:
             line += f" (reason: “{event.reason}”)"

@@ -44,6 +44,11 @@ class ReviewEvent(models.Model):
         # A takedown request: the album (to rejected, maybe deleted) or one of its images
         # leaves the public site, with who, when and why.
         TAKEDOWN = "takedown", "Taken down"
+        # An embargo: an editor set or cleared its go-live and expiry (changes: the times);
+        # then the archive itself, at each time, noted that it went live or expired.
+        SCHEDULE = "schedule", "Scheduled"
+        GO_LIVE = "go_live", "Went live"
+        EXPIRE = "expire", "Expired"
 
     # Exactly one of the two records. PROTECT: a record with history is never hard-deleted
     # (records are soft-deleted), and a cascade would silently erase its history.
@@ -63,9 +68,13 @@ class ReviewEvent(models.Model):
     # display values.
     changes = models.JSONField(default=dict, blank=True)
     # PROTECT: an editor who reviewed something is deactivated, not deleted, so the history
-    # keeps naming a real account.
+    # keeps naming a real account. None: the archive itself (an embargo's go-live or expiry).
     actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_events"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="review_events",
     )
     at = models.DateTimeField()
     # The record's version right after this transition: the admin's stale-edit message finds
@@ -102,6 +111,20 @@ class ReviewEvent(models.Model):
         if not self._state.adding:
             raise ReviewHistoryIsAppendOnly("Review history rows are never updated.")
         super().save(*args, **kwargs)
+
+    @classmethod
+    def record_field(cls, record_model: type[Record]) -> str:
+        """The foreign key naming a record of this model (`runway`, `street_snap`)."""
+        return next(
+            f.name
+            for f in cls._meta.get_fields()
+            if f.many_to_one and f.related_model is record_model
+        )
+
+    @property
+    def who(self) -> str:
+        """The editor's username, or the archive for what it did by itself (an embargo)."""
+        return self.actor.get_username() if self.actor is not None else "the archive"
 
     def delete(self, *args, **kwargs):
         raise ReviewHistoryIsAppendOnly("Review history rows are never deleted.")

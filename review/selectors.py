@@ -86,7 +86,7 @@ def record_review_history(*, record: Record) -> list[HistoryLine]:
         lines.append(
             HistoryLine(
                 at=event.at,
-                who=event.actor.get_username(),
+                who=event.who,
                 action=event.get_action_display(),
                 from_status=event.from_status,
                 to_status=event.to_status,

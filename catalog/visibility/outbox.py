@@ -37,6 +37,9 @@ logger = logging.getLogger(__name__)
 # (config/cron.py): it takes the changes whose back-off is over, and those of a run whose
 # worker was killed.
 media_changed = Signal()
+# Sent once the job ran a change an embargo's time scheduled, that time passed: the record went
+# live ("go_live") or expired ("expiry") at ``at`` (review connects it to the history).
+embargo_reached = Signal()
 
 # Changes a run reads at once; a run goes on reading until nothing is due or its time is up.
 BATCH = 1000
@@ -227,7 +230,29 @@ def media_changes_process(
     done = [c.pk for c in changes if c.pk not in failed_pks]
     MediaChange.objects.filter(pk__in=done).delete()
     run.done = len(done)
+    _embargoes_reached([c for c in changes if c.pk not in failed_pks], now)
     return run
+
+
+def _embargoes_reached(changes: list[MediaChange], now: datetime) -> None:
+    """Say which of these changes were an embargo's time, now passed (a change noted ahead of
+    time is due at exactly that time)."""
+    scheduled = [c for c in changes if c.record_id and c.due_at > c.created_at]
+    for kind, record_model in RECORD_MODELS.items():
+        due = {(c.record_id, c.due_at) for c in scheduled if c.kind == kind and c.due_at <= now}
+        if not due:
+            continue
+        rows = record_model.objects.filter(pk__in={pk for pk, _ in due})
+        for pk, go_live_at, expires_at in rows.values_list("pk", "go_live_at", "expires_at"):
+            for moment, at in (("go_live", go_live_at), ("expiry", expires_at)):
+                if (pk, at) in due:
+                    embargo_reached.send(
+                        sender=record_model,
+                        record_model=record_model,
+                        record_id=pk,
+                        moment=moment,
+                        at=at,
+                    )
 
 
 def _withdrawn_now(records: list[tuple[str, int]]) -> set[tuple[str, int]]:

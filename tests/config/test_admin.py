@@ -1,4 +1,4 @@
-"""The archive's admin site (config.admin, config.dashboard): named after the archive, a
+"""The archive's admin site (config.admin, review.dashboard): named after the archive, a
 "View site" that leads somewhere, and an index that says what waits for the editors."""
 
 import uuid

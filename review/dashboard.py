@@ -1,13 +1,14 @@
-"""The admin index's figures: what waits for the editors (pending albums per kind and the
-oldest one's age), what went wrong lately (ingest jobs failed in the last day), and the
-renditions still to make. Reads only; each figure links to the list it counts."""
+"""The admin index's figures of the review (config.admin shows them): what waits for the
+editors (pending albums per kind and the oldest one's age), what goes live today (scheduled
+albums whose go-live falls before the editors' midnight), and the renditions still to make.
+Reads only; each figure links to the list it counts."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from urllib.parse import urlencode
 
 import django_rq
 from django.conf import settings
@@ -17,16 +18,9 @@ from django.utils import timezone
 from redis.exceptions import RedisError
 from rq import Queue
 
-from catalog.models import Record, RecordImage, Runway, RunwayImage, StreetSnap, StreetSnapImage
-from ingest.models import IngestJob
+from catalog.models import RECORD_MODELS, Record, RecordImage
 
 logger = logging.getLogger(__name__)
-
-RECORD_KINDS: tuple[tuple[type[Record], type[RecordImage]], ...] = (
-    (Runway, RunwayImage),
-    (StreetSnap, StreetSnapImage),
-)
-FAILED_WINDOW = timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -40,9 +34,13 @@ class Pending:
 
 
 @dataclass(frozen=True)
-class FailedJobs:
+class GoingLive:
+    """The scheduled albums of one kind whose go-live falls today (in the editors' time zone):
+    how many, the first one's time, and the Scheduled tab."""
+
+    label: str
     count: int
-    since: datetime
+    first: datetime | None
     url: str
 
 
@@ -55,37 +53,57 @@ class Renditions:
     jobs: int | None
 
 
-def pending_albums(models: list[type[Record]]) -> list[Pending]:
+def _changelist(model: type[Record]) -> str:
+    opts = model._meta
+    return reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
+
+
+def pending_albums(models: Sequence[type[Record]]) -> list[Pending]:
     pending = []
     for model in models:
         figures = model.objects.live().pending().aggregate(n=Count("pk"), oldest=Min("created_at"))
-        opts = model._meta
-        url = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
         pending.append(
             Pending(
-                label=str(opts.verbose_name_plural),
+                label=str(model._meta.verbose_name_plural),
                 count=figures["n"],
                 oldest=figures["oldest"],
-                url=f"{url}?status=pending",
+                url=f"{_changelist(model)}?status=pending",
             )
         )
     return pending
 
 
-def failed_jobs() -> FailedJobs:
-    since = timezone.now() - FAILED_WINDOW
-    failed = IngestJob.objects.filter(status=IngestJob.Status.FAILED, finished_at__gte=since)
-    query = urlencode({"status__exact": IngestJob.Status.FAILED, "finished_at__gte": since})
-    url = f"{reverse('admin:ingest_ingestjob_changelist')}?{query}"
-    return FailedJobs(count=failed.count(), since=since, url=url)
+def going_live_today(models: Sequence[type[Record]]) -> list[GoingLive]:
+    """Scheduled albums going live from now until the editors' midnight."""
+    now = timezone.now()
+    midnight = (timezone.localtime(now) + timedelta(days=1)).replace(
+        hour=0, minute=0, second=0, microsecond=0
+    )
+    found = []
+    for model in models:
+        figures = (
+            model.objects.scheduled(now)
+            .filter(go_live_at__lt=midnight)
+            .aggregate(n=Count("pk"), first=Min("go_live_at"))
+        )
+        found.append(
+            GoingLive(
+                label=str(model._meta.verbose_name_plural),
+                count=figures["n"],
+                first=figures["first"],
+                url=f"{_changelist(model)}?status=scheduled",
+            )
+        )
+    return found
 
 
 def renditions_waiting() -> Renditions:
     images = sum(
-        image_model.objects.live()
+        model.image_model()
+        .objects.live()
         .filter(rendition_status=RecordImage.RenditionStatus.PENDING)
         .count()
-        for _, image_model in RECORD_KINDS
+        for model in RECORD_MODELS.values()
     )
     return Renditions(images=images, jobs=renditions_queue_length())
 
