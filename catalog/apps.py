@@ -1,5 +1,6 @@
 from django.apps import AppConfig
 from django.db import connections, transaction
+from django.db.backends.signals import connection_created
 from django.db.models.signals import post_delete, post_migrate, post_save, pre_migrate, pre_save
 
 
@@ -12,6 +13,7 @@ class CatalogConfig(AppConfig):
 
         pre_migrate.connect(_triggers_step_aside, sender=self)
         post_migrate.connect(_triggers_come_back, sender=self)
+        connection_created.connect(_sqlite_clock, dispatch_uid="catalog.sqlite_clock")
 
         # A brand's name, slug and featured flag are on public pages (runways, brands, the
         # index), and its aliases decide what a search finds: the edge forgets them on change.
@@ -85,3 +87,11 @@ def _triggers_come_back(sender, using, **kwargs) -> None:
         statements += public_rows.create_triggers(connection.vendor)
         for statement in statements + public_rows.refresh_all(connection.vendor):
             cursor.execute(statement)
+
+
+def _sqlite_clock(sender, connection, **kwargs) -> None:
+    # The embargo's clock the public views and the public rows' triggers read.
+    if connection.vendor == "sqlite":
+        from catalog.public_rows import sqlite_clock
+
+        connection.connection.create_function("archive_now", 0, sqlite_clock)

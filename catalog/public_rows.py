@@ -26,6 +26,9 @@ publicapi reads these tables through its views only (the import contract keeps i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC
+
+from django.utils import timezone
 
 # --- The tables ------------------------------------------------------------------------------
 # Migration 0014 made them as they are here: a change is a migration of its own.
@@ -164,11 +167,12 @@ def create_tables(vendor: str) -> list[str]:
         statements.append(f"CREATE TABLE {table} ({listed})")
     nulls_last = " NULLS LAST" if postgres else ""
     statements += [index.format(nulls_last=nulls_last) for index in INDEXES]
-    return statements + (_SEARCH_INDEXES if postgres else [])
+    return statements + ([*_SEARCH_INDEXES, CLOCK] if postgres else [])
 
 
-def drop_tables() -> list[str]:
-    return [f"DROP TABLE IF EXISTS {table}" for table in TABLES]
+def drop_tables(vendor: str) -> list[str]:
+    clock = ["DROP FUNCTION IF EXISTS archive_now()"] if vendor == "postgresql" else []
+    return [f"DROP TABLE IF EXISTS {table}" for table in TABLES] + clock
 
 
 # --- A refresh, as SQL over a set of ids ---------------------------------------------------------
@@ -217,10 +221,20 @@ KINDS = [RUNWAY, STREET]
 # the embedded mode, need no copy: catalog.visibility.flag). Its go-live the views hold.
 PUBLIC_RECORD = (
     "r.status = 'published' AND r.deleted_at IS NULL AND r.bytes_public "
-    "AND (r.expires_at IS NULL OR r.expires_at > {now})"
+    "AND (r.expires_at IS NULL OR r.expires_at > archive_now())"
 )
-# Now, as each database writes a timestamp (Django stores SQLite's as ISO text in UTC).
-NOW = {"postgresql": "now()", "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now')"}
+
+# The embargo's clock, one function the views and the triggers read: PostgreSQL's now(); on
+# SQLite the application's clock, registered on each connection (catalog/apps.py), as Django
+# stores a time there (ISO text in UTC). A test moves it with the application's (tests/support).
+CLOCK = (
+    "CREATE OR REPLACE FUNCTION archive_now() RETURNS timestamptz LANGUAGE sql STABLE "
+    "AS $$ SELECT now() $$"
+)
+
+
+def sqlite_clock() -> str:
+    return timezone.now().astimezone(UTC).replace(tzinfo=None).isoformat(" ")
 
 
 def image_shown_columns(kind: Kind) -> list[str]:
@@ -310,7 +324,7 @@ def record_refresh(kind: Kind, vendor: str, ids: str) -> list[str]:
         f"DELETE FROM {kind.rows} WHERE id IN ({ids})",
         f"INSERT INTO {kind.rows} ({', '.join(record_names)}) "
         f"SELECT {', '.join(record_values)} FROM {kind.table} r {joined} "
-        f"WHERE r.id IN ({ids}) AND {PUBLIC_RECORD.format(now=NOW[vendor])}",
+        f"WHERE r.id IN ({ids}) AND {PUBLIC_RECORD}",
         f"INSERT INTO {kind.image_rows} ({', '.join(image_names)}) "
         f"SELECT {', '.join(image_values)} FROM {kind.images} i "
         f"JOIN {kind.rows} r ON r.id = i.{kind.fk} {parent} "

@@ -319,13 +319,14 @@ VIEWS_V7 = {kind: _views_v7(views) for kind, views in VIEWS_V6.items()}
 # inside its embargo, past its go-live and before its expiry, now: whatever the jobs that move
 # its bytes at those times do, the API never shows it early or late. Same columns as V7.
 _COMPARABLE = "phash IS NOT NULL AND NOT (phash_algorithm IN ('legacy', ''))"
-_NOW = {"postgresql": "now()", "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now')"}
 
 
 def _views_v8(vendor: str) -> list[str]:
+    # archive_now(): the embargo's clock (catalog/public_rows.py).
     window = (
-        "(go_live_at IS NULL OR go_live_at <= {now}) AND (expires_at IS NULL OR expires_at > {now})"
-    ).format(now=_NOW[vendor])
+        "(go_live_at IS NULL OR go_live_at <= archive_now()) "
+        "AND (expires_at IS NULL OR expires_at > archive_now())"
+    )
     return [
         f"""
     CREATE VIEW public_brand_runways AS

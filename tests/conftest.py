@@ -2,6 +2,7 @@ import os
 import uuid
 
 import pytest
+import time_machine
 from django.db import connection, connections
 from django.test import override_settings
 from hypothesis import HealthCheck, settings
@@ -80,6 +81,46 @@ def _background_jobs_end_before_the_flush(request):
     from ingest import thread_pool
 
     thread_pool.wait_idle(timeout=60)
+
+
+@pytest.fixture
+def embargo_clock():
+    """``embargo_clock(start)``: time-machine's clock at ``start`` (frozen), with the
+    database's embargo clock following it (archive_now(), catalog/public_rows.py: PostgreSQL's
+    now() otherwise; on SQLite it is the application's clock already). ``.move_to(moment)``
+    moves both."""
+    from django.db import connection
+
+    from catalog.public_rows import CLOCK
+
+    class Clock:
+        def __init__(self, traveller):
+            self.traveller = traveller
+
+        def move_to(self, moment) -> None:
+            self.traveller.move_to(moment)
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute(  # our own value, not a parameter: none in a function body
+                        "CREATE OR REPLACE FUNCTION archive_now() RETURNS timestamptz "
+                        f"LANGUAGE sql STABLE AS $$ SELECT '{moment.isoformat()}'::timestamptz $$"
+                    )
+
+    travels = []
+
+    def start(moment):
+        travel = time_machine.travel(moment, tick=False)
+        clock = Clock(travel.start())
+        travels.append(travel)
+        clock.move_to(moment)
+        return clock
+
+    yield start
+    for travel in travels:
+        travel.stop()
+    if connection.vendor == "postgresql" and travels:
+        with connection.cursor() as cursor:
+            cursor.execute(CLOCK)
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ def forwards(apps, schema_editor):
 
 def backwards(apps, schema_editor):
     vendor = schema_editor.connection.vendor
-    for statement in public_rows.drop_triggers(vendor) + public_rows.drop_tables():
+    for statement in public_rows.drop_triggers(vendor) + public_rows.drop_tables(vendor):
         schema_editor.execute(statement, params=None)
 
 
