@@ -31,9 +31,10 @@ def content_of(album: Mapping[str, Any]) -> dict[str, Any]:
     content["images"] = [
         {name: image[name] for name in IMAGE_FIELDS[kind]} for image in album["images"]
     ]
-    # Only when sent: an album without one keeps the checksum it always had.
+    # Only when sent: an album without one keeps the checksum it always had. Validated, it is
+    # one text per moment (ingest.serializers.InstantField).
     if album.get("embargo_until") is not None:
-        content["embargo_until"] = album["embargo_until"].isoformat()
+        content["embargo_until"] = album["embargo_until"]
     return content
 
 

@@ -12,6 +12,7 @@ from catalog import selectors, services
 from catalog.models import Brand, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from ingest.errors import JobEnd
 from ingest.models import IngestJob
+from ingest.serializers import instant
 
 Status = IngestJob.Status
 type Record = Runway | StreetSnap
@@ -68,7 +69,7 @@ def _write_runway(
         source_url=album["source_url"],
         ingest_job_id=ingest_job_id,
         content_checksum=content_checksum,
-        go_live_at=album.get("embargo_until"),
+        go_live_at=instant(album.get("embargo_until")),
     )
     if record is None:
         return services.runway_create(content=content, images=images)
@@ -94,7 +95,7 @@ def _write_street_snap(
         source_url=album["source_url"],
         ingest_job_id=ingest_job_id,
         content_checksum=content_checksum,
-        go_live_at=album.get("embargo_until"),
+        go_live_at=instant(album.get("embargo_until")),
     )
     if record is None:
         return services.street_snap_create(content=content, images=images)

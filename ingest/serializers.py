@@ -6,7 +6,7 @@ the field's name, never silently dropped data.
 """
 
 from collections.abc import Callable, Mapping
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -189,8 +189,10 @@ class StreetAlbumImageSerializer(StrictSerializer):
 
 
 class InstantField(serializers.DateTimeField):
-    """An ISO 8601 moment with its offset (``2027-03-03T20:30:00+01:00``, ``...Z``), in UTC. A
-    time without one names no moment (whose 20:30?): refused, not guessed."""
+    """An ISO 8601 moment with its offset (``2027-03-03T20:30:00+01:00``, ``...Z``), validated
+    as that moment in UTC, in ISO text: the album is stored as JSON (the job's payload), and
+    one moment has one text whatever offset it was sent in (the content checksum reads it).
+    A time without an offset names no moment (whose 20:30?): refused, not guessed."""
 
     default_error_messages = {
         "naive": "{name} needs an offset (+01:00, Z): without one, {value!r} is not one moment.",
@@ -198,10 +200,19 @@ class InstantField(serializers.DateTimeField):
 
     def to_internal_value(self, value):
         if isinstance(value, str):
-            parsed = parse_datetime(value.strip())
+            value = value.strip()
+            try:
+                parsed = parse_datetime(value)
+            except ValueError:  # well formed, out of range (month 13): DRF's own message
+                parsed = None
             if parsed is not None and parsed.tzinfo is None:
                 self.fail("naive", name=self.field_name, value=value)
-        return super().to_internal_value(value).astimezone(UTC)
+        return super().to_internal_value(value).astimezone(UTC).isoformat()
+
+
+def instant(text: str | None) -> datetime | None:
+    """An InstantField's value as the moment it is (None stays None)."""
+    return None if text is None else datetime.fromisoformat(text)
 
 
 class AlbumSerializerBase(StrictSerializer):
