@@ -1,15 +1,13 @@
-"""What PostgreSQL's guard beneath the public views costs: the public API's requests read as
-the application's own role, as the role create_public_role makes (row security beneath
-security_invoker views, publicapi/roles.py), and through security_barrier views (the other
-way to keep a query's own functions off hidden rows, which PostgreSQL pays for by never
-flattening the view into the query).
+"""What reading as the public role costs: the public API's requests read as the application's
+own role and as the role create_public_role makes (publicapi/roles.py: SELECT on the public
+views, nothing else; the views read the public rows, catalog/public_rows.py, so no row
+security is left to pay for beneath them).
 
 bench/public_api.py's archive (50,000 runways, 1,000,000 images), in a database of its own
-(BENCH_DB_NAME, default bench_public_role; built once, about a minute). The three ways are
+(BENCH_DB_NAME, default bench_public_role; built once, about a minute). Both ways are
 measured in alternated rounds in one process (BENCH_ROUNDS, default 4; BENCH_SAMPLES
-requests of each endpoint per round, default 10), in-process with Django's test client: the
-public role through PUBLIC_DATABASE_URL's connection, the barrier views by setting
-security_barrier on the views for their rounds (and off again). Medians, ms.
+requests of each endpoint per round, default 10), in-process with Django's test client, the
+public role through PUBLIC_DATABASE_URL's connection. Medians, ms.
 
 Run: .venv/bin/python bench/public_role.py
 """
@@ -31,7 +29,7 @@ from bench import public_api  # noqa: E402 - after the database's name is chosen
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "4"))
 SAMPLES = int(os.environ.get("BENCH_SAMPLES", "10"))
-MODES = ("own role", "public role", "barrier views")
+MODES = ("own role", "public role")
 
 
 def main() -> None:
@@ -50,7 +48,7 @@ def main() -> None:
 
     django.setup()
     from django.core.management import call_command
-    from django.db import connection, connections
+    from django.db import connections
 
     public_api.ensure_database()
     call_command("create_public_role", role, "--password", "bench", "--execute", verbosity=0)
@@ -59,7 +57,6 @@ def main() -> None:
     paths = public_api.endpoints()
     web = public_api.client()
     times: dict[str, dict[str, list[float]]] = {label: {m: [] for m in MODES} for label in paths}
-    views = public_views_of(connection)
     try:
         for n in range(ROUNDS):
             order = MODES if n % 2 == 0 else tuple(reversed(MODES))
@@ -67,7 +64,6 @@ def main() -> None:
                 routers.PublicApiRouter.db_for_read = (  # type: ignore[method-assign]
                     _public if mode == "public role" else _default
                 )
-                barrier(connection, views, on=mode == "barrier views")
                 for label, path in paths.items():
                     response = web.get(path)
                     assert response.status_code == 200, (mode, path, response.status_code)
@@ -76,7 +72,6 @@ def main() -> None:
                         web.get(path)
                         times[label][mode].append((time.perf_counter() - started) * 1000)
     finally:
-        barrier(connection, views, on=False)
         connections["public"].close()
     print(
         f"{public_api.RUNWAYS} runways; load average {os.getloadavg()[0]:.1f} on "
@@ -94,18 +89,6 @@ def _public(self, model, **hints):
 
 def _default(self, model, **hints):
     return None
-
-
-def public_views_of(connection) -> list[str]:
-    from publicapi.roles import public_views
-
-    return public_views(connection)
-
-
-def barrier(connection, views: list[str], *, on: bool) -> None:
-    with connection.cursor() as cursor:
-        for view in views:
-            cursor.execute(f"ALTER VIEW {view} SET (security_barrier = {str(on).lower()})")
 
 
 if __name__ == "__main__":
