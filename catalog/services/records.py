@@ -89,8 +89,7 @@ def record_lock[R: Record](*, record: R, expected_version: int | None = None) ->
     (None: the caller has no loaded version to compare, e.g. a bulk action on a list or an
     ingest job). Only the primary key of `record` is used.
     """
-    # A row of record's own model (the stubs type the manager of the abstract base).
-    locked = cast(R, type(record).objects.select_for_update().get(pk=record.pk))
+    locked = type(record).objects.select_for_update().get(pk=record.pk)
     if locked.deleted_at is not None:
         raise RecordStateError(f"“{locked}” is deleted; it cannot be changed.")
     if expected_version is not None and locked.version != expected_version:
