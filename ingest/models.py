@@ -3,6 +3,8 @@
 from django.db import models
 from django.db.models import Q
 
+from catalog.models import Record
+
 
 class IngestJob(models.Model):
     """One accepted album submission and what the worker pipeline made of it."""
@@ -74,6 +76,13 @@ class IngestJob(models.Model):
     @property
     def record_id(self) -> int | None:
         return self.runway_id or self.street_snap_id
+
+    def record_set(self, record: Record | None) -> None:
+        """Point the job at ``record`` through the foreign key to its model; the other
+        stays empty (ingest_job_one_record)."""
+        for field in self._meta.get_fields():
+            if field.many_to_one:
+                setattr(self, field.name, record if type(record) is field.related_model else None)
 
 
 class UsedWebhookId(models.Model):

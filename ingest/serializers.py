@@ -24,7 +24,8 @@ from catalog.keys import (
     normalize_source,
     normalize_source_url,
 )
-from catalog.models import YEAR_MAX, YEAR_MIN
+from catalog.models import YEAR_MAX, YEAR_MIN, Runway, StreetSnap
+from ingest.content import content_checksum
 from ingest.models import IngestJob
 from ingest.report import COUNT_NAMES, Report, sent_image_name
 
@@ -108,10 +109,17 @@ class StrictSerializer(serializers.Serializer):
         return value
 
 
-class RunwayAlbumImageSerializer(StrictSerializer):
+class AlbumImageSerializerBase(StrictSerializer):
+    # The image's fields the content checksum reads (ingest.content): all of them, its URL and
+    # its place in the album's structure.
+    content_fields: tuple[str, ...]
+
+
+class RunwayAlbumImageSerializer(AlbumImageSerializerBase):
     kind_label = "runway image"
     other_kind_fields = frozenset(STREET_IMAGE_FIELDS)
     other_kind_label = "street image"
+    content_fields = ("url", "look_index")
 
     url = HttpUrlField(max_length=2048)
     look_index = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
@@ -174,10 +182,11 @@ def parent_errors(images: list[Mapping[str, Any] | None]) -> dict[int, dict[str,
     return errors
 
 
-class StreetAlbumImageSerializer(StrictSerializer):
+class StreetAlbumImageSerializer(AlbumImageSerializerBase):
     kind_label = "street image"
     other_kind_fields = frozenset(RUNWAY_IMAGE_FIELDS)
     other_kind_label = "runway image"
+    content_fields = ("url", "is_detail", "parent")
 
     url = HttpUrlField(max_length=2048)
     is_detail = serializers.BooleanField(required=False)
@@ -236,7 +245,13 @@ class AlbumSerializerBase(StrictSerializer):
         help_text="When the album may first be shown (ISO 8601 with an offset, e.g. "
         "2027-03-03T20:30:00+01:00): approved before it, the album waits for it. Optional.",
     )
-    image_serializer: type[StrictSerializer]
+    # The catalog's model of the kind: the album's "kind" is its word (catalog.models).
+    record_model: type[Runway] | type[StreetSnap]
+    image_serializer: type[AlbumImageSerializerBase]
+    # The fields an editor reviews: what the content checksum reads (ingest.content), beside the
+    # images and the embargo. The source fields are not content: they say where the album
+    # came from, not what it is.
+    content_fields: tuple[str, ...]
 
     def get_fields(self):
         fields = super().get_fields()
@@ -271,7 +286,17 @@ class RunwayAlbumSerializer(AlbumSerializerBase):
     kind_label = "runway album"
     other_kind_fields = frozenset(STREET_FIELDS)
     other_kind_label = "street album"
+    record_model = Runway
     image_serializer = RunwayAlbumImageSerializer
+    content_fields = (
+        "brand",
+        "season_code",
+        "season",
+        "collection_type",
+        "year",
+        "title",
+        "description",
+    )
 
     brand = FoldedCharField(max_length=128)
     # Entity-key parts: "fw 24" -> "FW24", "Ready to Wear" -> "ready-to-wear".
@@ -292,7 +317,9 @@ class StreetAlbumSerializer(AlbumSerializerBase):
     kind_label = "street album"
     other_kind_fields = frozenset(RUNWAY_FIELDS)
     other_kind_label = "runway album"
+    record_model = StreetSnap
     image_serializer = StreetAlbumImageSerializer
+    content_fields = ("city", "year", "month", "title", "description")
 
     city = NormalisedCharField(normalise=normalize_city, max_length=64)
     month = serializers.IntegerField(min_value=1, max_value=12)
@@ -315,9 +342,10 @@ def _is_detail(image: Mapping[str, Any]) -> bool:
     return image.get("is_detail", image.get("parent") is not None)
 
 
+# By the kind's word (the payload's "kind").
 ALBUM_SERIALIZERS: dict[str, type[AlbumSerializerBase]] = {
-    IngestJob.Kind.RUNWAY: RunwayAlbumSerializer,
-    IngestJob.Kind.STREET: StreetAlbumSerializer,
+    serializer.record_model.kind: serializer
+    for serializer in (RunwayAlbumSerializer, StreetAlbumSerializer)
 }
 
 
@@ -335,6 +363,17 @@ def album_validate(data: Any) -> dict[str, Any]:
     album = dict(serializer.validated_data)
     album["images"] = [dict(image) for image in album["images"]]
     return album
+
+
+def album_checksum(album: Mapping[str, Any]) -> str:
+    """The content checksum of a validated album (ingest.content), over its kind's content
+    fields."""
+    serializer = ALBUM_SERIALIZERS[album["kind"]]
+    return content_checksum(
+        album,
+        fields=serializer.content_fields,
+        image_fields=serializer.image_serializer.content_fields,
+    )
 
 
 # --- Responses -----------------------------------------------------------------------------

@@ -20,8 +20,8 @@ from django.utils import timezone
 
 from catalog.models import Runway, StreetSnap
 from ingest import queueing
-from ingest.content import content_checksum
 from ingest.models import IngestJob, UsedWebhookId
+from ingest.serializers import album_checksum
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ def ingest_job_accept(*, webhook_id: str, album: dict[str, Any]) -> IngestJob:
             source=album["source"],
             source_url=album["source_url"],
             payload=album,
-            payload_checksum=content_checksum(album),
+            payload_checksum=album_checksum(album),
             webhook_id=webhook_id,
         )
         # robust: nothing after the commit may turn the crawler's 202 into an error; a job
@@ -238,8 +238,7 @@ def ingest_job_finish(
         job.reason = reason[:255]
         job.error = error
         job.report = report
-        job.runway = record if isinstance(record, Runway) else None
-        job.street_snap = record if isinstance(record, StreetSnap) else None
+        job.record_set(record)
         job.downloaded = {}  # only a retry reads it
         job.finished_at = timezone.now()
         job.save(
@@ -257,9 +256,8 @@ def ingest_job_finish(
         )
         if status == IngestJob.Status.SUCCEEDED and record is not None:
             # After the commit: the follow-up job must find the image rows.
-            kind = IngestJob.Kind.RUNWAY if isinstance(record, Runway) else IngestJob.Kind.STREET
             transaction.on_commit(
-                partial(queueing.renditions_enqueue, kind=str(kind), record_id=record.pk),
+                partial(queueing.renditions_enqueue, kind=record.kind, record_id=record.pk),
                 robust=True,
             )
 

@@ -17,7 +17,7 @@ Times and memory per legacy row, measured by bench/legacy_import.py: docs/legacy
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from itertools import batched
@@ -27,7 +27,7 @@ from django.db import connection, models
 from psycopg import sql
 
 from catalog.keys import fold_title
-from catalog.legacy.keys import catalog_runway_key, catalog_source_key, catalog_street_key
+from catalog.legacy.keys import catalog_entity_key, catalog_source_key
 from catalog.legacy.plan import (
     CREATED,
     EARLIER,
@@ -49,31 +49,24 @@ from catalog.legacy.rows import (
     PUBLISHED,
     REJECTED,
     RUNWAY,
-    STREET,
     TABLE_BY_IMAGE_TABLE,
     TABLES,
     LegacySource,
     LegacyTable,
 )
 from catalog.models import (
+    IMAGE_MODELS,
     LEGACY_PHASH_ALGORITHM,
+    RECORD_MODELS,
     Brand,
     LegacyIdMap,
     Runway,
-    RunwayImage,
     StreetSnap,
-    StreetSnapImage,
 )
 
 RECORD_BATCH = 1_000
 IMAGE_BATCH = 5_000
 ID_MAP_BATCH = 10_000
-
-RECORD_MODEL: dict[str, type[Runway] | type[StreetSnap]] = {RUNWAY: Runway, STREET: StreetSnap}
-IMAGE_MODEL: dict[str, type[RunwayImage] | type[StreetSnapImage]] = {
-    RUNWAY: RunwayImage,
-    STREET: StreetSnapImage,
-}
 
 Row = dict[str, object]  # field attname -> value, ready for the database
 
@@ -85,22 +78,15 @@ def read_catalog_state() -> CatalogState:
     """
     state = CatalogState(brands_by_slug=dict(Brand.objects.values_list("slug", "id")))
     holders = models.Q(deleted_at__isnull=True) | ~models.Q(source_url="")
-    runways = Runway.objects.filter(holders).values_list(
-        "id", "status", "source", "source_url", "deleted_at", "brand_id", "season_code",
-        "collection_type",
-    )  # fmt: skip
-    streets = StreetSnap.objects.filter(holders).values_list(
-        "id", "status", "source", "source_url", "deleted_at", "city", "year", "month", "title_key"
-    )
-    entity_key: dict[str, Callable[..., tuple]] = {
-        RUNWAY: catalog_runway_key,
-        STREET: catalog_street_key,
-    }
-    for kind, rows in ((RUNWAY, runways), (STREET, streets)):
+    for kind in KINDS:
+        model = RECORD_MODELS[kind]
+        rows = model.objects.filter(holders).values_list(
+            "id", "status", "source", "source_url", "deleted_at", *model.entity_key
+        )
         for pk, status, source, source_url, deleted_at, *key in rows.iterator(chunk_size=5_000):
             ref = CatalogRef(kind, pk, status, deleted=deleted_at is not None)
             if deleted_at is None:
-                state.live_keys[kind][entity_key[kind](*key)] = ref
+                state.live_keys[kind][catalog_entity_key(model.entity_key, key)] = ref
             if source_url:
                 state.source_keys[kind][catalog_source_key(source, source_url)] = ref
     id_map = LegacyIdMap.objects.values_list("legacy_table", "legacy_id", "new_id")
@@ -319,7 +305,7 @@ class _Writer:
         inserts = self.plan.inserts[kind]
         ticker = Ticker(self.progress, f"write: {kind} records", len(inserts), every=RECORD_BATCH)
         for chunk in batched(inserts, RECORD_BATCH):
-            ids = self.inserter.insert(RECORD_MODEL[kind], [self._record(rp) for rp in chunk])
+            ids = self.inserter.insert(RECORD_MODELS[kind], [self._record(rp) for rp in chunk])
             for rp, pk in zip(chunk, ids, strict=True):
                 self.record_ids[(rp.row.table.name, rp.row.id)] = pk
             ticker.advance(len(chunk))
@@ -414,7 +400,7 @@ class _Writer:
         details = [(d, r) for d, r in batch if d.inserted and d.parent]
         for group in (mains, details):
             rows = [self._image(table, d, record_id) for d, record_id in group]
-            new_ids = self.inserter.insert(IMAGE_MODEL[table.kind], rows)
+            new_ids = self.inserter.insert(IMAGE_MODELS[table.kind], rows)
             for (d, _), row, pk in zip(group, rows, new_ids, strict=True):
                 ids[d.image.id] = pk
                 if d.image.dup_of and row["dup_of_id"] is None and not self._cleared(table, d):
@@ -471,7 +457,7 @@ class _Writer:
                 continue
             by_kind.setdefault(TABLE_BY_IMAGE_TABLE[image_table].kind, []).append((pk, target))
         for kind, pairs in by_kind.items():
-            self.inserter.set_column(IMAGE_MODEL[kind], "dup_of_id", pairs)
+            self.inserter.set_column(IMAGE_MODELS[kind], "dup_of_id", pairs)
         self.progress("write: dup_of set after insert", len(self.deferred_dups), 0)
 
     def set_covers(self) -> None:
@@ -485,7 +471,7 @@ class _Writer:
                     self.problems.append(f"{rp.row.table.name} #{rp.row.id}: cover not inserted")
                     continue
                 pairs.append((self.record_ids[(rp.row.table.name, rp.row.id)], cover))
-            self.inserter.set_column(RECORD_MODEL[kind], "cover_id", pairs)
+            self.inserter.set_column(RECORD_MODELS[kind], "cover_id", pairs)
             self.progress(f"write: {kind} covers", len(pairs), 0)
 
     # --- the legacy id map ----------------------------------------------------------------

@@ -12,6 +12,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 if TYPE_CHECKING:
+    from django.utils.functional import _StrOrPromise
+
     from catalog.models.runways import Runway, RunwayImage
     from catalog.models.street_snaps import StreetSnap, StreetSnapImage
 
@@ -116,9 +118,24 @@ class Record(models.Model):
 
     objects = RecordQuerySet.as_manager()
 
-    # The kind, in the ingest payload's word ("runway", "street"): each kind says it once
-    # here, with its image model; every other module asks the model (catalog.models.RECORD_MODELS).
+    # What differs by kind, said once by each kind's model (Runway, StreetSnap): every other
+    # module asks the model, or catalog.models.RECORD_MODELS, and keeps no table of kinds.
+    # The kind, in the ingest payload's word ("runway", "street"): the jobs' arguments, the
+    # outbox's rows, `manage.py renditions --record KIND:ID`.
     kind: ClassVar[str]
+    # The columns of the entity key: one live record per value (record_constraints).
+    entity_key: ClassVar[tuple[str, ...]]
+    # Why an edit that would give the record another live record's entity key is refused.
+    entity_key_taken: ClassVar[str]
+    # What an editor may edit. Everything else (status, review fields, source, counts, cover)
+    # changes only through a service.
+    editable_fields: ClassVar[tuple[str, ...]]
+    # The word of a record's cache tag at the edge, `<edge_tag>:<id>` (catalog.edge; publicapi
+    # tags its responses with the same words).
+    edge_tag: ClassVar[str]
+    # The public API's endpoints (under /api/v1/) whose responses may show a record of this
+    # kind: what a CDN without cache tags invalidates when one changes (catalog.edge).
+    public_paths: ClassVar[tuple[str, ...]]
 
     if TYPE_CHECKING:
         # Each kind declares these with its own image model (Runway, StreetSnap); named here
@@ -156,7 +173,7 @@ class Record(models.Model):
         )
 
 
-def record_constraints(prefix: str, entity_key: list[str]) -> list[models.BaseConstraint]:
+def record_constraints(prefix: str, entity_key: tuple[str, ...]) -> list[models.BaseConstraint]:
     return [
         # The entity key names one album among live rows; deleting a row frees its key so a
         # fresh crawl of the same show can come back.
@@ -190,6 +207,15 @@ def record_constraints(prefix: str, entity_key: list[str]) -> list[models.BaseCo
     ]
 
 
+def record_indexes(prefix: str) -> list[models.Index]:
+    return [
+        # The lists by status, newest first (the review queue, the public lists' source).
+        models.Index(fields=["status", "-published_at"], name=f"{prefix}_status_published"),
+        models.Index(fields=["status", "-created_at"], name=f"{prefix}_status_created"),
+        *embargo_indexes(prefix),
+    ]
+
+
 def embargo_indexes(prefix: str) -> list[models.Index]:
     # The few records with a go-live or an expiry: the queue's Scheduled tab, the sweep's
     # look for a time that passed.
@@ -201,6 +227,15 @@ def embargo_indexes(prefix: str) -> list[models.Index]:
     ]
 
 
+def record_permissions(model_name: str, plural: str) -> "list[tuple[str, _StrOrPromise]]":
+    """The review's permissions on a kind, beside Django's own four (review.services)."""
+    return [
+        (f"publish_{model_name}", f"Can approve and unpublish {plural}"),
+        (f"reject_{model_name}", f"Can reject {plural}"),
+        (f"takedown_{model_name}", f"Can take {plural} down"),
+    ]
+
+
 # The legacy archive's hashes come from an algorithm nobody can name any more, so they are not
 # comparable bit for bit with ours; the legacy import stores them under this name ('' = no
 # hash). The band indexes leave such rows out, and the near-duplicate lookup repeats this very
@@ -209,13 +244,17 @@ LEGACY_PHASH_ALGORITHM = "legacy"
 COMPARABLE_PHASH = ~Q(phash_algorithm__in=[LEGACY_PHASH_ALGORITHM, ""])
 
 
-class ImageQuerySet(models.QuerySet):
+class ImageQuerySet(models.QuerySet["RecordImage"]):
     def live(self):
         return self.filter(deleted_at__isnull=True)
 
     def comparable_hashes(self):
         """Images whose perceptual hash ingest may compare its own with (see COMPARABLE_PHASH)."""
         return self.filter(COMPARABLE_PHASH)
+
+    def main(self):
+        """The main images: all of a kind without details, else those that are no detail."""
+        return self.filter(is_detail=False) if self.model.has_details else self.all()
 
 
 def _phash_band(shift: int) -> models.GeneratedField:
@@ -277,6 +316,30 @@ class RecordImage(models.Model):
 
     # The foreign key to the image's record ("runway", "street_snap"), and that record's model.
     record_field: ClassVar[str]
+    # How the kind's images are grouped: in looks (look_index: a runway's), or as details under
+    # a main image (is_detail and parent: a street album's).
+    has_looks: ClassVar[bool] = False
+    has_details: ClassVar[bool] = False
+    # The stored original, as ingest downloaded, stored and hashed it: what a copy of an image
+    # into another album shares with it, beside its renditions (RENDITION_FIELDS).
+    ORIGINAL_FIELDS: ClassVar[tuple[str, ...]] = (
+        "storage_key",
+        "sha1",
+        "width",
+        "height",
+        "byte_size",
+        "mime_type",
+        "original_url",
+        "phash",
+        "phash_algorithm",
+    )
+    RENDITION_FIELDS: ClassVar[tuple[str, ...]] = (
+        "renditions",
+        "rendition_status",
+        "rendition_error",
+        "placeholder",
+        "color",
+    )
 
     class Meta:
         abstract = True

@@ -7,14 +7,25 @@ from catalog.keys import fold_title
 from catalog.models.base import (
     Record,
     RecordImage,
-    embargo_indexes,
     image_indexes,
     record_constraints,
+    record_indexes,
+    record_permissions,
 )
+
+# The street entity key: one live album per city, month and title (title_key: folded).
+_ENTITY_KEY = ("city", "year", "month", "title_key")
 
 
 class StreetSnap(Record):
     kind = "street"
+    entity_key = _ENTITY_KEY
+    entity_key_taken = "Another live street album already has this city, year, month and title."
+    editable_fields = ("title", "description", "city", "year", "month")
+    edge_tag = "street-snap"
+    # A street album shows in its lists and detail, in both image lists' similar results, and
+    # on the index.
+    public_paths = ("street-snaps*", "street-snap-images*", "runway-images*", "index*")
 
     city = models.CharField(max_length=64)
     year = models.PositiveSmallIntegerField(default=0, help_text="0 = unknown (legacy only).")
@@ -28,7 +39,7 @@ class StreetSnap(Record):
     class Meta:
         db_table = "street_snaps"
         constraints = [
-            *record_constraints("street", ["city", "year", "month", "title_key"]),
+            *record_constraints("street", _ENTITY_KEY),
             models.CheckConstraint(
                 condition=Q(month__lte=12),
                 name="street_month_range",
@@ -38,16 +49,8 @@ class StreetSnap(Record):
                 ),
             ),
         ]
-        indexes = [
-            models.Index(fields=["status", "-published_at"], name="street_status_published"),
-            models.Index(fields=["status", "-created_at"], name="street_status_created"),
-            *embargo_indexes("street"),
-        ]
-        permissions = [
-            ("publish_streetsnap", "Can approve and unpublish street snaps"),
-            ("reject_streetsnap", "Can reject street snaps"),
-            ("takedown_streetsnap", "Can take street snaps down"),
-        ]
+        indexes = record_indexes("street")
+        permissions = record_permissions("streetsnap", "street snaps")
 
     def __str__(self) -> str:
         return self.title or f"{self.city} {self.year}-{self.month:02d}"
@@ -66,6 +69,7 @@ class StreetSnap(Record):
 
 class StreetSnapImage(RecordImage):
     record_field = "street_snap"
+    has_details = True
 
     street_snap = models.ForeignKey(StreetSnap, on_delete=models.CASCADE, related_name="images")
     is_detail = models.BooleanField(default=False)

@@ -234,7 +234,10 @@ def test_legacy_values_are_stored_in_the_normal_form_ingest_looks_up():
     )
     assert runway.title == "Acme  FW24"  # titles are stored as given
     # What the next crawl of this show looks up finds it (source key, then entity key).
-    assert selectors.runway_by_source_key(source="vogue", source_url=runway.source_url) == runway
+    assert (
+        selectors.record_by_source_key(model=Runway, source="vogue", source_url=runway.source_url)
+        == runway
+    )
     assert (
         selectors.runway_by_entity_key(
             brand=runway.brand, season_code="FW24", collection_type="ready-to-wear"
