@@ -210,5 +210,5 @@ def first_main_image(record: Record) -> RecordImage | None: ...
 def first_main_image(record: Record) -> RecordImage | None:
     """The record's first live main image by (sort_order, id): where the cover goes when a
     record is written with new images or loses its cover. (The legacy import applies the
-    same rule to legacy rows in catalog.legacy.planner.choose_cover.)"""
+    same rule to legacy rows in catalog.legacy.planner.images.choose_cover.)"""
     return record.images.live().main().order_by("sort_order", "pk").first()
