@@ -34,7 +34,7 @@ def brand_resolve(*, name: str) -> Brand | None:
     """The brand a crawler means by ``name``: its slug (as sent or slugified), else an alias.
 
     Case-insensitive throughout. Each branch is an equality on a unique index (slug, and the
-    alias's `Lower(alias)` constraint), so this stays two index probes however many brands.
+    alias's `Lower(alias)` constraint), so this stays two index lookups however many brands.
     """
     value = fold_whitespace(name)
     if not value:

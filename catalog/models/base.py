@@ -260,7 +260,7 @@ class ImageQuerySet(models.QuerySet["RecordImage"]):
 def _phash_band(shift: int) -> models.GeneratedField:
     # The 64-bit hash is stored signed (bigint); an arithmetic shift then a 16-bit mask gives
     # the same slice as on the unsigned value. Indexed bands make the near-duplicate lookup a
-    # handful of index probes instead of a scan (see ingest.hashing.band_probes).
+    # handful of index lookups instead of a scan (see ingest.hashing.band_probes).
     return models.GeneratedField(
         expression=F("phash").bitrightshift(shift).bitand(0xFFFF),
         output_field=models.IntegerField(null=True),

@@ -11,8 +11,8 @@ Callers import from here; the modules say where each write lives.
 """
 
 from catalog.services.curation import (
-    image_remove,
-    image_soft_delete,
+    image_delete,
+    image_take_down,
     images_copy_into,
     images_mark_not_duplicate,
     record_set_cover,
@@ -49,6 +49,11 @@ from catalog.services.records import (
 )
 from catalog.services.renditions import image_renditions_make, record_renditions_make
 
+# The names review/ still imports (review.services.curation, review.services.takedown) for
+# image_delete and image_take_down: the same writes. Remove them once it uses the new names.
+image_soft_delete = image_delete
+image_remove = image_take_down
+
 __all__ = [
     "EDITABLE_FIELDS",
     "ENTITY_KEY_TAKEN",
@@ -61,8 +66,10 @@ __all__ = [
     "StaleRecord",
     "StreetSnapContent",
     "image_renditions_make",
+    "image_delete",
     "image_remove",
     "image_soft_delete",
+    "image_take_down",
     "images_copy_into",
     "images_mark_not_duplicate",
     "permission_name",

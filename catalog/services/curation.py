@@ -100,10 +100,9 @@ def record_update(
 
 
 @transaction.atomic
-def image_soft_delete(
-    *, image: RecordImage, actor: User, expected_version: int | None = None
-) -> Record:
-    """Soft-delete an image; repair the cover and image_count.
+def image_delete(*, image: RecordImage, actor: User, expected_version: int | None = None) -> Record:
+    """An editor deletes an image (soft: its row stays, marked deleted); repair the cover and
+    image_count.
 
     Deleting a street main image that has details keeps its group together: its first live
     detail (by sort_order) becomes the main image and the other details move under it, so
@@ -123,21 +122,22 @@ def image_soft_delete(
             "published album keeps at least one image. Nothing was deleted. To remove this "
             "image, unpublish the album first (Unpublish… on its page), then delete the image."
         )
-    return _image_delete(record, image)
+    return _image_soft_delete(record, image)
 
 
 @transaction.atomic
-def image_remove(*, image: RecordImage, expected_version: int | None = None) -> Record:
-    """Soft-delete an image as a takedown does: without the curation check (review.services
-    checks the takedown permission) and whatever the album's status (a published album whose
-    last image goes is taken down first, by the caller)."""
+def image_take_down(*, image: RecordImage, expected_version: int | None = None) -> Record:
+    """Take an image down (a takedown request): soft-deleted as :func:`image_delete` does, but
+    without the curation check (review.services checks the takedown permission) and whatever
+    the album's status (a published album whose last image goes is taken down first, by the
+    caller)."""
     record = record_lock(record=_record_of(image), expected_version=expected_version)
-    return _image_delete(record, _image_of(record, image.pk))
+    return _image_soft_delete(record, _image_of(record, image.pk))
 
 
-def _image_delete(record: Record, image: Any) -> Record:
-    """Soft-delete a live image of a locked record; repair the groups, the cover and
-    image_count (image_soft_delete's docstring)."""
+def _image_soft_delete(record: Record, image: Any) -> Record:
+    """Mark a live image of a locked record deleted; repair the groups, the cover and
+    image_count (image_delete's docstring): what deleting and taking down an image share."""
     image.deleted_at = timezone.now()
     image.save(update_fields=["deleted_at"])
     if image.has_details and not image.is_detail:
