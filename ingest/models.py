@@ -77,12 +77,15 @@ class IngestJob(models.Model):
     def record_id(self) -> int | None:
         return self.runway_id or self.street_snap_id
 
-    def record_set(self, record: Record | None) -> None:
-        """Point the job at ``record`` through the foreign key to its model; the other
-        stays empty (ingest_job_one_record)."""
-        for field in self._meta.get_fields():
-            if field.many_to_one:
-                setattr(self, field.name, record if type(record) is field.related_model else None)
+    @classmethod
+    def record_fields(cls, record: Record | None) -> dict[str, Record | None]:
+        """The job's foreign keys to a record, pointing at ``record``: the one to its model is
+        it, the other None (ingest_job_one_record)."""
+        return {
+            field.name: record if type(record) is field.related_model else None
+            for field in cls._meta.get_fields()
+            if field.many_to_one
+        }
 
 
 class UsedWebhookId(models.Model):
