@@ -5,7 +5,7 @@ so a misspelt or misplaced field (a street ``look_index``, a runway ``city``) is
 the field's name, never silently dropped data.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,11 +28,6 @@ from catalog.models import YEAR_MAX, YEAR_MIN, Runway, StreetSnap
 from ingest.content import content_checksum
 from ingest.models import IngestJob
 from ingest.report import COUNT_NAMES, Report, sent_image_name
-
-RUNWAY_FIELDS = {"brand", "season_code", "season", "collection_type"}
-STREET_FIELDS = {"city", "month"}
-RUNWAY_IMAGE_FIELDS = {"look_index"}
-STREET_IMAGE_FIELDS = {"is_detail", "parent"}
 
 
 class HttpUrlField(serializers.CharField):
@@ -83,17 +78,20 @@ class StrictSerializer(serializers.Serializer):
     """Refuses keys it does not know, naming the kind a misplaced key belongs to."""
 
     kind_label = ""
-    other_kind_fields: frozenset[str] = frozenset()
-    other_kind_label = ""
+
+    def other_kinds(self) -> Iterable["StrictSerializer"]:
+        """The serializers of the other kinds, whose own fields a refusal names as theirs."""
+        return ()
 
     def to_internal_value(self, data):
         unknown: dict[str, list[str]] = {}
         if isinstance(data, Mapping):
-            for name in sorted(set(data) - set(self.fields)):
-                if name in self.other_kind_fields:
-                    message = (
-                        f"A {self.other_kind_label} field, not allowed in a {self.kind_label}."
-                    )
+            names = sorted(set(data) - set(self.fields))
+            others = list(self.other_kinds()) if names else []
+            for name in names:
+                owner = next((other for other in others if name in other.fields), None)
+                if owner is not None:
+                    message = f"A {owner.kind_label} field, not allowed in a {self.kind_label}."
                 else:
                     message = f"Unknown field; a {self.kind_label} has: {', '.join(self.fields)}."
                 unknown[str(name)] = [message]
@@ -114,11 +112,16 @@ class AlbumImageSerializerBase(StrictSerializer):
     # its place in the album's structure.
     content_fields: tuple[str, ...]
 
+    def other_kinds(self) -> Iterable[StrictSerializer]:
+        return (
+            album.image_serializer()
+            for album in ALBUM_SERIALIZERS.values()
+            if album.image_serializer is not type(self)
+        )
+
 
 class RunwayAlbumImageSerializer(AlbumImageSerializerBase):
     kind_label = "runway image"
-    other_kind_fields = frozenset(STREET_IMAGE_FIELDS)
-    other_kind_label = "street image"
     content_fields = ("url", "look_index")
 
     url = HttpUrlField(max_length=2048)
@@ -184,8 +187,6 @@ def parent_errors(images: list[Mapping[str, Any] | None]) -> dict[int, dict[str,
 
 class StreetAlbumImageSerializer(AlbumImageSerializerBase):
     kind_label = "street image"
-    other_kind_fields = frozenset(RUNWAY_IMAGE_FIELDS)
-    other_kind_label = "runway image"
     content_fields = ("url", "is_detail", "parent")
 
     url = HttpUrlField(max_length=2048)
@@ -269,6 +270,9 @@ class AlbumSerializerBase(StrictSerializer):
         )
         return fields
 
+    def other_kinds(self) -> Iterable[StrictSerializer]:
+        return (album() for album in ALBUM_SERIALIZERS.values() if album is not type(self))
+
     def validate_source(self, value: str) -> str:
         # The source key (source, source_url) must not depend on how a crawler spells its id.
         return normalize_source(value)
@@ -284,8 +288,6 @@ class AlbumSerializerBase(StrictSerializer):
 
 class RunwayAlbumSerializer(AlbumSerializerBase):
     kind_label = "runway album"
-    other_kind_fields = frozenset(STREET_FIELDS)
-    other_kind_label = "street album"
     record_model = Runway
     image_serializer = RunwayAlbumImageSerializer
     content_fields = (
@@ -315,8 +317,6 @@ class RunwayAlbumSerializer(AlbumSerializerBase):
 
 class StreetAlbumSerializer(AlbumSerializerBase):
     kind_label = "street album"
-    other_kind_fields = frozenset(RUNWAY_FIELDS)
-    other_kind_label = "runway album"
     record_model = StreetSnap
     image_serializer = StreetAlbumImageSerializer
     content_fields = ("city", "year", "month", "title", "description")
