@@ -12,22 +12,14 @@ who may curate a record (`record_check_may_curate`), live here too.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, cast, overload
+from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import F, Field
 from django.utils import timezone
 
-from catalog.models import (
-    RECORD_MODELS,
-    Record,
-    RecordImage,
-    Runway,
-    RunwayImage,
-    StreetSnap,
-    StreetSnapImage,
-)
+from catalog.models import RECORD_MODELS, Record, RecordImage
 from catalog.visibility import bytes_public_on_save, record_change_note
 
 # --- Refusals ----------------------------------------------------------------------------------
@@ -201,12 +193,6 @@ def record_check_may_curate(*, record: Record, actor: User, images: bool) -> Non
         )
 
 
-@overload
-def first_main_image(record: Runway) -> RunwayImage | None: ...
-@overload
-def first_main_image(record: StreetSnap) -> StreetSnapImage | None: ...
-@overload
-def first_main_image(record: Record) -> RecordImage | None: ...
 def first_main_image(record: Record) -> RecordImage | None:
     """The record's first live main image by (sort_order, id): where the cover goes when a
     record is written with new images or loses its cover. (The legacy import applies the
