@@ -18,9 +18,10 @@ test:  ## install and run everything CI runs
 test-fast:  ## the same without the slow stress and fault tests
 	scripts/test.sh -m "not slow"
 
-lint:  ## ruff, the import contracts and mypy (the static part of `make test`)
+lint:  ## ruff, the import contracts, the code's shape and mypy (the static part of `make test`)
 	scripts/bootstrap.sh requirements-dev.txt
 	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/lint-imports
+	.venv/bin/python scripts/check_shape.py
 	.venv/bin/mypy
 
 worker:  ## an rq worker for every queue (needs REDIS_URL)

@@ -175,9 +175,9 @@ def bulk_create_child(legacy_url: str) -> None:
     django.setup()
     from django.core.management import call_command
 
-    from catalog.legacy import writer
+    from catalog.legacy import inserters, writer
 
-    writer.default_inserter = writer.OrmInserter
+    writer.default_inserter = inserters.OrmInserter
     call_command("migrate_legacy_drafts", "--legacy-url", legacy_url)
 
 

@@ -9,10 +9,12 @@ it, whatever the URL's spelling or query string. A new publication purges nothin
 it: lists reach it when their short `s-maxage` runs out (the edge keeps serving the old page
 meanwhile, in grace, and fetches the new one behind it: docs/operations.md, "The edge").
 
-The tag words (publicapi writes the same words on its responses; tests/catalog/test_edge.py
-checks both against a real Varnish): ``runway:<id>``, ``street-snap:<id>``, ``brand:<slug>``,
-``image:<sha1>``. A tag is sent as it is when it is made of URL-safe characters, percent-encoded
-otherwise (:func:`encode_tag`): a header of tags is split on spaces.
+The tag words, the catalog's one definition of them (publicapi writes the same words on its
+responses; tests/catalog/test_edge.py checks both against a real Varnish): a record's
+``<edge_tag>:<id>``, each kind's word said by its model (``runway:<id>``, ``street-snap:<id>``:
+catalog.models), a brand's ``brand:<slug>`` and an image's ``image:<sha1>`` here. A tag is sent
+as it is when it is made of URL-safe characters, percent-encoded otherwise
+(:func:`encode_tag`): a header of tags is split on spaces.
 
 Two backends, off by default (EDGE_PURGE_BACKEND):
 
@@ -41,11 +43,11 @@ from urllib.parse import quote, urlsplit
 from django.conf import settings
 from django.utils import timezone
 
+from catalog.models import RECORD_MODELS
 from catalog.storage import IMAGE_PREFIX, RENDITION_PREFIX, sha1_of_rendition_key
 
 logger = logging.getLogger(__name__)
 
-RECORD_TAG = {"runway": "runway:{id}", "street": "street-snap:{id}"}
 BRAND_TAG = "brand:{slug}"
 IMAGE_TAG = "image:{sha1}"
 
@@ -64,7 +66,7 @@ class PurgeError(Exception):
 def record_tags(kind: str, record_id: int) -> list[str]:
     """What a change of a record purges: its own tag (its detail, every page that listed it,
     its images)."""
-    return [RECORD_TAG[kind].format(id=record_id)]
+    return [f"{RECORD_MODELS[kind].edge_tag}:{record_id}"]
 
 
 def brand_tags(*slugs: str) -> list[str]:
@@ -179,31 +181,30 @@ def _http_purge(tags: list[str]) -> None:
 # --- CloudFront: invalidations ----------------------------------------------------------------
 
 _API = "/api/v1/"
-# The endpoints a record's or brand's tag may have been cached under.
-_CLOUDFRONT_PATHS = {
-    "runway": ["runways*", "runway-images*", "street-snap-images*", "index*", "brands*"],
-    "street-snap": ["street-snaps*", "street-snap-images*", "runway-images*", "index*"],
-    "brand": ["brands*", "runways*", "index*"],
-}
+# The endpoints a brand's tag may have been cached under (a record's: its model's public_paths).
+_BRAND_PATHS = ("brands*", "runways*", "index*")
 
 
 def cloudfront_paths(tags: Sequence[str]) -> list[str]:
     """The invalidation paths of a purge: each record's and brand's tag as the endpoints that
     may show it, and the path prefixes of the images of each record (every image of the
     media prefix when there are too many)."""
-    from catalog.models import RECORD_MODELS
-
     found: dict[str, None] = {}
     images: set[str] = set()
-    by_kind = {template.partition(":")[0]: kind for kind, template in RECORD_TAG.items()}
+    by_word = {model.edge_tag: model for model in RECORD_MODELS.values()}
+    brand_word = BRAND_TAG.partition(":")[0]
+    image_word = IMAGE_TAG.partition(":")[0]
     for tag in tags:
-        prefix, _, value = tag.partition(":")
-        for pattern in _CLOUDFRONT_PATHS.get(prefix, []):
-            found[_API + pattern] = None
-        if prefix == "image":
+        word, _, value = tag.partition(":")
+        model = by_word.get(word)
+        if model is not None:
+            found.update(dict.fromkeys(_API + pattern for pattern in model.public_paths))
+        elif word == brand_word:
+            found.update(dict.fromkeys(_API + pattern for pattern in _BRAND_PATHS))
+        if word == image_word:
             images.add(value)
-        elif prefix in by_kind and value.isdigit():
-            image_model = RECORD_MODELS[by_kind[prefix]].image_model()
+        elif model is not None and value.isdigit():
+            image_model = model.image_model()
             rows = image_model.objects.filter(**{f"{image_model.record_field}_id": int(value)})
             images.update(sha1 for sha1 in rows.values_list("sha1", flat=True) if sha1)
     media = settings.MEDIA_URL if settings.MEDIA_URL.startswith("/") else "/media/"

@@ -3,6 +3,7 @@ indexed near-duplicate candidate query, and the albums whose renditions were nev
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
+from typing import cast
 
 from django.db import connection
 from django.db.models import BooleanField, Q
@@ -18,6 +19,7 @@ from catalog.models import (
     Brand,
     BrandAlias,
     NotDuplicate,
+    Record,
     RecordImage,
     Runway,
     RunwayImage,
@@ -32,7 +34,7 @@ def brand_resolve(*, name: str) -> Brand | None:
     """The brand a crawler means by ``name``: its slug (as sent or slugified), else an alias.
 
     Case-insensitive throughout. Each branch is an equality on a unique index (slug, and the
-    alias's `Lower(alias)` constraint), so this stays two index probes however many brands.
+    alias's `Lower(alias)` constraint), so this stays two index lookups however many brands.
     """
     value = fold_whitespace(name)
     if not value:
@@ -50,17 +52,12 @@ def brand_resolve(*, name: str) -> Brand | None:
     return alias.brand if alias is not None else None
 
 
-def runway_by_source_key(*, source: str, source_url: str) -> Runway | None:
+def record_by_source_key[R: Record](*, model: type[R], source: str, source_url: str) -> R | None:
     """Deleted rows included: deleting an album is terminal for its crawled article."""
     if not source_url:
         return None
-    return Runway.objects.filter(source=source, source_url=source_url).first()
-
-
-def street_snap_by_source_key(*, source: str, source_url: str) -> StreetSnap | None:
-    if not source_url:
-        return None
-    return StreetSnap.objects.filter(source=source, source_url=source_url).first()
+    # A row of model's own (the stubs type the manager of the abstract base).
+    return cast(R | None, model.objects.filter(source=source, source_url=source_url).first())
 
 
 def runway_by_entity_key(*, brand: Brand, season_code: str, collection_type: str) -> Runway | None:

@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin, messages
@@ -19,7 +20,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connections
 from django.db.models import Q, QuerySet
-from django.http import Http404, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponseRedirect
 from django.urls import NoReverseMatch, path, reverse
 from django.utils import formats, timezone
 from django.utils.functional import cached_property
@@ -112,6 +113,24 @@ def unknown_brand_hint(job: IngestJob) -> dict:
     }
 
 
+def _never(modeladmin: admin.ModelAdmin, request: HttpRequest, obj: Any = None) -> bool:
+    """A permission nobody has (jobs, the outbox and the ledger are written by the system)."""
+    return False
+
+
+# A job's page: its sections and their fields.
+_JOB_PAGE: list[tuple[str | None, tuple[str, ...]]] = [
+    (None, ("status", "reason", "error", "attempts", "lost_executions", "record_link")),
+    ("Submission", ("kind", "source", "source_url", "webhook_id")),
+    ("Report", ("report_counts", "report_issues")),
+    ("Payload", ("payload_checksum", "payload_pretty")),
+    (
+        "Timeline",
+        ("created_at", "enqueued_at", "started_at", "heartbeat_at", "finished_at", "updated_at"),
+    ),
+]
+
+
 @admin.register(IngestJob)
 class IngestJobAdmin(admin.ModelAdmin):
     # Five columns, two lines in some: the list fits a 1280 px screen with both sidebars open.
@@ -126,60 +145,12 @@ class IngestJobAdmin(admin.ModelAdmin):
     ordering = ["-created_at"]
     actions = ["retry_jobs"]
     list_per_page = 50
-    fieldsets = [
-        (
-            None,
-            {"fields": ["status", "reason", "error", "attempts", "lost_executions", "record_link"]},
-        ),
-        ("Submission", {"fields": ["kind", "source", "source_url", "webhook_id"]}),
-        ("Report", {"fields": ["report_counts", "report_issues"]}),
-        ("Payload", {"fields": ["payload_checksum", "payload_pretty"]}),
-        (
-            "Timeline",
-            {
-                "fields": [
-                    "created_at",
-                    "enqueued_at",
-                    "started_at",
-                    "heartbeat_at",
-                    "finished_at",
-                    "updated_at",
-                ]
-            },
-        ),
-    ]
-    readonly_fields = [
-        "status",
-        "reason",
-        "error",
-        "attempts",
-        "lost_executions",
-        "record_link",
-        "kind",
-        "source",
-        "source_url",
-        "webhook_id",
-        "report_counts",
-        "report_issues",
-        "payload_checksum",
-        "payload_pretty",
-        "created_at",
-        "enqueued_at",
-        "started_at",
-        "heartbeat_at",
-        "finished_at",
-        "updated_at",
-    ]
+    fieldsets = [(title, {"fields": fields}) for title, fields in _JOB_PAGE]
+    # Every field the page shows: a job is never edited here.
+    readonly_fields = [name for _, fields in _JOB_PAGE for name in fields]
 
     # Read-only: jobs are the record of what crawlers sent and what the pipeline did.
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
+    has_add_permission = has_change_permission = has_delete_permission = _never
 
     def has_retry_permission(self, request) -> bool:
         return request.user.has_perm("ingest.retry_ingestjob")
@@ -361,11 +332,8 @@ class MediaChangeAdmin(admin.ModelAdmin):
     readonly_fields = ("kind", "record_id", "tags", "bytes_done", "attempts", "due_at", "error")
     actions = ["run_now"]
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
+    # Written by the visibility job; an editor may delete a change it should not run.
+    has_add_permission = has_change_permission = _never
 
     @admin.action(permissions=["view"], description="Run the waiting changes now")
     def run_now(self, request, queryset):
@@ -437,14 +405,8 @@ class PublicObjectAdmin(admin.ModelAdmin):
             return queryset, False
         return queryset.filter(Q(key=term) | Q(sha1=term)), False
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
+    # The ledger is the visibility job's: shown, never written here.
+    has_add_permission = has_change_permission = has_delete_permission = _never
 
     @admin.action(permissions=["view"], description="Move the selected objects now")
     def retry_now(self, request, queryset):

@@ -9,28 +9,19 @@ content: they say where the album came from, not what it is.
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-CONTENT_FIELDS = {
-    "runway": ("brand", "season_code", "season", "collection_type", "year", "title", "description"),
-    "street": ("city", "year", "month", "title", "description"),
-}
-IMAGE_FIELDS = {
-    "runway": ("url", "look_index"),
-    "street": ("url", "is_detail", "parent"),
-}
 
-
-def content_of(album: Mapping[str, Any]) -> dict[str, Any]:
-    """The content fields and images of a validated album, nothing else."""
-    kind = album["kind"]
-    content: dict[str, Any] = {"kind": kind}
-    for name in CONTENT_FIELDS[kind]:
+def content_of(
+    album: Mapping[str, Any], *, fields: Sequence[str], image_fields: Sequence[str]
+) -> dict[str, Any]:
+    """The content fields (``fields``) and images (``image_fields`` of each) of a validated
+    album, nothing else. Each kind's lists are its serializers' (ingest.serializers)."""
+    content: dict[str, Any] = {"kind": album["kind"]}
+    for name in fields:
         content[name] = album[name]
-    content["images"] = [
-        {name: image[name] for name in IMAGE_FIELDS[kind]} for image in album["images"]
-    ]
+    content["images"] = [{name: image[name] for name in image_fields} for image in album["images"]]
     # Only when sent: an album without one keeps the checksum it always had. Validated, it is
     # one text per moment (ingest.serializers.InstantField).
     if album.get("embargo_until") is not None:
@@ -44,5 +35,8 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def content_checksum(album: Mapping[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(content_of(album)).encode()).hexdigest()
+def content_checksum(
+    album: Mapping[str, Any], *, fields: Sequence[str], image_fields: Sequence[str]
+) -> str:
+    content = content_of(album, fields=fields, image_fields=image_fields)
+    return hashlib.sha256(canonical_json(content).encode()).hexdigest()

@@ -3,6 +3,8 @@
 from django.db import models
 from django.db.models import Q
 
+from catalog.models import Record
+
 
 class IngestJob(models.Model):
     """One accepted album submission and what the worker pipeline made of it."""
@@ -74,6 +76,16 @@ class IngestJob(models.Model):
     @property
     def record_id(self) -> int | None:
         return self.runway_id or self.street_snap_id
+
+    @classmethod
+    def record_fields(cls, record: Record | None) -> dict[str, Record | None]:
+        """The job's foreign keys to a record, pointing at ``record``: the one to its model is
+        it, the other None (ingest_job_one_record)."""
+        return {
+            field.name: record if type(record) is field.related_model else None
+            for field in cls._meta.get_fields()
+            if field.many_to_one
+        }
 
 
 class UsedWebhookId(models.Model):

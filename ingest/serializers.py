@@ -5,7 +5,7 @@ so a misspelt or misplaced field (a street ``look_index``, a runway ``city``) is
 the field's name, never silently dropped data.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,14 +24,10 @@ from catalog.keys import (
     normalize_source,
     normalize_source_url,
 )
-from catalog.models import YEAR_MAX, YEAR_MIN
+from catalog.models import YEAR_MAX, YEAR_MIN, Runway, StreetSnap
+from ingest.content import content_checksum
 from ingest.models import IngestJob
 from ingest.report import COUNT_NAMES, Report, sent_image_name
-
-RUNWAY_FIELDS = {"brand", "season_code", "season", "collection_type"}
-STREET_FIELDS = {"city", "month"}
-RUNWAY_IMAGE_FIELDS = {"look_index"}
-STREET_IMAGE_FIELDS = {"is_detail", "parent"}
 
 
 class HttpUrlField(serializers.CharField):
@@ -82,17 +78,20 @@ class StrictSerializer(serializers.Serializer):
     """Refuses keys it does not know, naming the kind a misplaced key belongs to."""
 
     kind_label = ""
-    other_kind_fields: frozenset[str] = frozenset()
-    other_kind_label = ""
+
+    def other_kinds(self) -> Iterable["StrictSerializer"]:
+        """The serializers of the other kinds, whose own fields a refusal names as theirs."""
+        return ()
 
     def to_internal_value(self, data):
         unknown: dict[str, list[str]] = {}
         if isinstance(data, Mapping):
-            for name in sorted(set(data) - set(self.fields)):
-                if name in self.other_kind_fields:
-                    message = (
-                        f"A {self.other_kind_label} field, not allowed in a {self.kind_label}."
-                    )
+            names = sorted(set(data) - set(self.fields))
+            others = list(self.other_kinds()) if names else []
+            for name in names:
+                owner = next((other for other in others if name in other.fields), None)
+                if owner is not None:
+                    message = f"A {owner.kind_label} field, not allowed in a {self.kind_label}."
                 else:
                     message = f"Unknown field; a {self.kind_label} has: {', '.join(self.fields)}."
                 unknown[str(name)] = [message]
@@ -108,10 +107,22 @@ class StrictSerializer(serializers.Serializer):
         return value
 
 
-class RunwayAlbumImageSerializer(StrictSerializer):
+class AlbumImageSerializerBase(StrictSerializer):
+    # The image's fields the content checksum reads (ingest.content): all of them, its URL and
+    # its place in the album's structure.
+    content_fields: tuple[str, ...]
+
+    def other_kinds(self) -> Iterable[StrictSerializer]:
+        return (
+            album.image_serializer()
+            for album in ALBUM_SERIALIZERS.values()
+            if album.image_serializer is not type(self)
+        )
+
+
+class RunwayAlbumImageSerializer(AlbumImageSerializerBase):
     kind_label = "runway image"
-    other_kind_fields = frozenset(STREET_IMAGE_FIELDS)
-    other_kind_label = "street image"
+    content_fields = ("url", "look_index")
 
     url = HttpUrlField(max_length=2048)
     look_index = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
@@ -174,10 +185,9 @@ def parent_errors(images: list[Mapping[str, Any] | None]) -> dict[int, dict[str,
     return errors
 
 
-class StreetAlbumImageSerializer(StrictSerializer):
+class StreetAlbumImageSerializer(AlbumImageSerializerBase):
     kind_label = "street image"
-    other_kind_fields = frozenset(RUNWAY_IMAGE_FIELDS)
-    other_kind_label = "runway image"
+    content_fields = ("url", "is_detail", "parent")
 
     url = HttpUrlField(max_length=2048)
     is_detail = serializers.BooleanField(required=False)
@@ -236,7 +246,13 @@ class AlbumSerializerBase(StrictSerializer):
         help_text="When the album may first be shown (ISO 8601 with an offset, e.g. "
         "2027-03-03T20:30:00+01:00): approved before it, the album waits for it. Optional.",
     )
-    image_serializer: type[StrictSerializer]
+    # The catalog's model of the kind: the album's "kind" is its word (catalog.models).
+    record_model: type[Runway] | type[StreetSnap]
+    image_serializer: type[AlbumImageSerializerBase]
+    # The fields an editor reviews: what the content checksum reads (ingest.content), beside the
+    # images and the embargo. The source fields are not content: they say where the album
+    # came from, not what it is.
+    content_fields: tuple[str, ...]
 
     def get_fields(self):
         fields = super().get_fields()
@@ -254,6 +270,9 @@ class AlbumSerializerBase(StrictSerializer):
         )
         return fields
 
+    def other_kinds(self) -> Iterable[StrictSerializer]:
+        return (album() for album in ALBUM_SERIALIZERS.values() if album is not type(self))
+
     def validate_source(self, value: str) -> str:
         # The source key (source, source_url) must not depend on how a crawler spells its id.
         return normalize_source(value)
@@ -269,9 +288,17 @@ class AlbumSerializerBase(StrictSerializer):
 
 class RunwayAlbumSerializer(AlbumSerializerBase):
     kind_label = "runway album"
-    other_kind_fields = frozenset(STREET_FIELDS)
-    other_kind_label = "street album"
+    record_model = Runway
     image_serializer = RunwayAlbumImageSerializer
+    content_fields = (
+        "brand",
+        "season_code",
+        "season",
+        "collection_type",
+        "year",
+        "title",
+        "description",
+    )
 
     brand = FoldedCharField(max_length=128)
     # Entity-key parts: "fw 24" -> "FW24", "Ready to Wear" -> "ready-to-wear".
@@ -290,9 +317,9 @@ class RunwayAlbumSerializer(AlbumSerializerBase):
 
 class StreetAlbumSerializer(AlbumSerializerBase):
     kind_label = "street album"
-    other_kind_fields = frozenset(RUNWAY_FIELDS)
-    other_kind_label = "runway album"
+    record_model = StreetSnap
     image_serializer = StreetAlbumImageSerializer
+    content_fields = ("city", "year", "month", "title", "description")
 
     city = NormalisedCharField(normalise=normalize_city, max_length=64)
     month = serializers.IntegerField(min_value=1, max_value=12)
@@ -315,9 +342,10 @@ def _is_detail(image: Mapping[str, Any]) -> bool:
     return image.get("is_detail", image.get("parent") is not None)
 
 
+# By the kind's word (the payload's "kind").
 ALBUM_SERIALIZERS: dict[str, type[AlbumSerializerBase]] = {
-    IngestJob.Kind.RUNWAY: RunwayAlbumSerializer,
-    IngestJob.Kind.STREET: StreetAlbumSerializer,
+    serializer.record_model.kind: serializer
+    for serializer in (RunwayAlbumSerializer, StreetAlbumSerializer)
 }
 
 
@@ -335,6 +363,17 @@ def album_validate(data: Any) -> dict[str, Any]:
     album = dict(serializer.validated_data)
     album["images"] = [dict(image) for image in album["images"]]
     return album
+
+
+def album_checksum(album: Mapping[str, Any]) -> str:
+    """The content checksum of a validated album (ingest.content), over its kind's content
+    fields."""
+    serializer = ALBUM_SERIALIZERS[album["kind"]]
+    return content_checksum(
+        album,
+        fields=serializer.content_fields,
+        image_fields=serializer.image_serializer.content_fields,
+    )
 
 
 # --- Responses -----------------------------------------------------------------------------

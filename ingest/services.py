@@ -20,8 +20,8 @@ from django.utils import timezone
 
 from catalog.models import Runway, StreetSnap
 from ingest import queueing
-from ingest.content import content_checksum
 from ingest.models import IngestJob, UsedWebhookId
+from ingest.serializers import album_checksum
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +44,13 @@ class JobStateError(Exception):
     def __init__(self, message: str, *, status: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+def _job_update(job: IngestJob, **changes: Any) -> None:
+    """Set ``changes`` on a locked job and save exactly those fields (and updated_at)."""
+    for name, value in changes.items():
+        setattr(job, name, value)
+    job.save(update_fields=[*changes, "updated_at"])
 
 
 # --- Accept ----------------------------------------------------------------------
@@ -69,7 +76,7 @@ def ingest_job_accept(*, webhook_id: str, album: dict[str, Any]) -> IngestJob:
             source=album["source"],
             source_url=album["source_url"],
             payload=album,
-            payload_checksum=content_checksum(album),
+            payload_checksum=album_checksum(album),
             webhook_id=webhook_id,
         )
         # robust: nothing after the commit may turn the crawler's 202 into an error; a job
@@ -124,21 +131,14 @@ def ingest_job_claim(*, job_id: int, lease: bool = False) -> Claim | None:
             job.lost_executions += 1
             if lost_too_often(job, since=job.started_at):
                 return None
-        job.status = IngestJob.Status.RUNNING
-        job.attempts += 1
-        job.started_at = now
-        job.heartbeat_at = now if lease else None
-        job.finished_at = None
-        job.save(
-            update_fields=[
-                "status",
-                "attempts",
-                "lost_executions",
-                "started_at",
-                "heartbeat_at",
-                "finished_at",
-                "updated_at",
-            ]
+        _job_update(
+            job,
+            status=IngestJob.Status.RUNNING,
+            attempts=job.attempts + 1,
+            lost_executions=job.lost_executions,
+            started_at=now,
+            heartbeat_at=now if lease else None,
+            finished_at=None,
         )
     return Claim(
         job_id=job.pk,
@@ -183,25 +183,19 @@ def lost_too_often(job: IngestJob, *, since: datetime | None) -> bool:
     if job.lost_executions < settings.INGEST_MAX_LOST_EXECUTIONS:
         return False  # the caller saves the count with its own change
     started = f", the last one started {since:%Y-%m-%d %H:%M:%S} UTC" if since else ""
-    job.status = IngestJob.Status.FAILED
-    job.reason = "worker_died"
-    job.error = (
-        f"The worker running this job died {job.lost_executions} times (killed, out of memory "
-        f"or a crash{started}), so it is not run again: an album that kills its worker would "
-        "otherwise be retried forever. Look at the workers' logs, then retry it here."
-    )
-    job.enqueued_at = None
-    job.finished_at = timezone.now()
-    job.save(
-        update_fields=[
-            "status",
-            "reason",
-            "error",
-            "lost_executions",
-            "enqueued_at",
-            "finished_at",
-            "updated_at",
-        ]
+    _job_update(
+        job,
+        status=IngestJob.Status.FAILED,
+        reason="worker_died",
+        error=(
+            f"The worker running this job died {job.lost_executions} times (killed, out of "
+            f"memory or a crash{started}), so it is not run again: an album that kills its "
+            "worker would otherwise be retried forever. Look at the workers' logs, then retry "
+            "it here."
+        ),
+        lost_executions=job.lost_executions,
+        enqueued_at=None,
+        finished_at=timezone.now(),
     )
     logger.error("ingest job %s: %s", job.pk, job.error)
     return True
@@ -234,32 +228,20 @@ def ingest_job_finish(
         raise ValueError(f"{status} is not a finished status")
     with transaction.atomic():
         job = ingest_job_lock_claimed(claim=claim)
-        job.status = status
-        job.reason = reason[:255]
-        job.error = error
-        job.report = report
-        job.runway = record if isinstance(record, Runway) else None
-        job.street_snap = record if isinstance(record, StreetSnap) else None
-        job.downloaded = {}  # only a retry reads it
-        job.finished_at = timezone.now()
-        job.save(
-            update_fields=[
-                "status",
-                "reason",
-                "error",
-                "report",
-                "runway",
-                "street_snap",
-                "downloaded",
-                "finished_at",
-                "updated_at",
-            ]
+        _job_update(
+            job,
+            status=status,
+            reason=reason[:255],
+            error=error,
+            report=report,
+            **IngestJob.record_fields(record),
+            downloaded={},  # only a retry reads it
+            finished_at=timezone.now(),
         )
         if status == IngestJob.Status.SUCCEEDED and record is not None:
             # After the commit: the follow-up job must find the image rows.
-            kind = IngestJob.Kind.RUNWAY if isinstance(record, Runway) else IngestJob.Kind.STREET
             transaction.on_commit(
-                partial(queueing.renditions_enqueue, kind=str(kind), record_id=record.pk),
+                partial(queueing.renditions_enqueue, kind=record.kind, record_id=record.pk),
                 robust=True,
             )
 
@@ -294,28 +276,17 @@ def ingest_job_retry(*, job_id: int) -> IngestJob:
             raise JobStateError(
                 f"Cannot retry a {job.status} job; only failed or stale ones.", status=job.status
             )
-        job.status = IngestJob.Status.QUEUED
-        job.reason = ""
-        job.error = ""
-        job.report = {}
-        job.lost_executions = 0
-        job.downloaded = {}
-        job.enqueued_at = None
-        job.started_at = None
-        job.finished_at = None
-        job.save(
-            update_fields=[
-                "status",
-                "reason",
-                "error",
-                "report",
-                "lost_executions",
-                "downloaded",
-                "enqueued_at",
-                "started_at",
-                "finished_at",
-                "updated_at",
-            ]
+        _job_update(
+            job,
+            status=IngestJob.Status.QUEUED,
+            reason="",
+            error="",
+            report={},
+            lost_executions=0,
+            downloaded={},
+            enqueued_at=None,
+            started_at=None,
+            finished_at=None,
         )
         transaction.on_commit(partial(queueing.ingest_job_enqueue, job_id=job.pk), robust=True)
     return job

@@ -19,10 +19,9 @@ from rest_framework.views import APIView
 from ingest.auth import IsSignedCrawler, StandardWebhookAuthentication
 from ingest.models import IngestJob
 from ingest.serializers import (
+    ALBUM_SERIALIZERS,
     AcceptedSerializer,
     JobStatusSerializer,
-    RunwayAlbumSerializer,
-    StreetAlbumSerializer,
     album_validate,
 )
 from ingest.services import WebhookReplayed, ingest_job_accept
@@ -60,7 +59,7 @@ class AlbumSubmitView(SignedView):
         summary="Submit a crawled album (signed, Standard Webhooks)",
         request=PolymorphicProxySerializer(
             component_name="Album",
-            serializers={"runway": RunwayAlbumSerializer, "street": StreetAlbumSerializer},
+            serializers=dict(ALBUM_SERIALIZERS),
             resource_type_field_name="kind",
         ),
         responses={

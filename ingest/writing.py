@@ -130,7 +130,7 @@ def _new_images(
                 parent_position=None,
             )
         )
-    if kind.name == IngestJob.Kind.STREET:
+    if kind.image_model.has_details:
         new_images = _attach_details(stored, new_images, position_by_index, report)
     return new_images
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole check: lint, migrations, import contracts, types, the suite on PostgreSQL, and the
-# portable part of the suite on SQLite beside it. Extra arguments go to both pytest runs
-# (e.g. scripts/test.sh -m "not slow" to skip the stress and fault tests).
+# The whole check: lint, migrations, import contracts, the code's shape, types, the suite on
+# PostgreSQL, and the portable part of the suite on SQLite beside it. Extra arguments go to both
+# pytest runs (e.g. scripts/test.sh -m "not slow" to skip the stress and fault tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +27,9 @@ DATABASE_URL="sqlite:///$sqlite_dir/check.sqlite3" python manage.py makemigratio
 
 echo "==> import contracts"
 lint-imports
+
+echo "==> the code's shape: module sizes, the kinds told apart once (scripts/check_shape.py)"
+python scripts/check_shape.py
 
 echo "==> types"
 # The application packages, as pyproject.toml's [tool.mypy] names them; the django-stubs plugin

@@ -15,8 +15,9 @@ the commit, with no account of what went wrong.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from itertools import batched
+from typing import Any
 
 from django.db import connection
 from django.db.models import (
@@ -34,7 +35,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from catalog.legacy.keys import catalog_runway_key, catalog_street_key
+from catalog.legacy.keys import catalog_entity_key
 from catalog.legacy.plan import (
     CREATED,
     EARLIER,
@@ -51,13 +52,14 @@ from catalog.legacy.rows import (
     BRANDS,
     KINDS,
     RUNWAY,
-    STREET,
     TABLE_BY_IMAGE_TABLE,
     TABLE_BY_NAME,
     TABLES,
     tables_of,
 )
 from catalog.models import (
+    IMAGE_MODELS,
+    RECORD_MODELS,
     Brand,
     LegacyIdMap,
     Record,
@@ -139,20 +141,6 @@ def _first(entries: list[Entry]) -> str:
 
 # --- Checks on the written rows -----------------------------------------------------------
 
-RECORDS = {RUNWAY: Runway, STREET: StreetSnap}
-IMAGES = {RUNWAY: RunwayImage, STREET: StreetSnapImage}
-# The image's foreign key to its record, per kind.
-RECORD_FIELD = {RUNWAY: "runway", STREET: "street_snap"}
-# A record's entity key: its columns, and their form as the planner compares keys.
-ENTITY_KEY_FIELDS = {
-    RUNWAY: ("brand_id", "season_code", "collection_type"),
-    STREET: ("city", "year", "month", "title_key"),
-}
-CATALOG_KEY: dict[str, Callable[..., tuple]] = {
-    RUNWAY: catalog_runway_key,
-    STREET: catalog_street_key,
-}
-
 # The checks' names, in the order they run. A dry run writes nothing, so it cannot make these:
 # its report names them as not run.
 BRANDS_CHECK = "brands: every legacy brand of this run maps to a catalog brand (database)"
@@ -229,8 +217,8 @@ def _brands_check(plan: ImportPlan, floor: int) -> Check:
 def _inserted_by_status(table: str, floor: int, images: bool) -> Counter:
     """(outcome, catalog status, deleted) -> catalog rows this run inserted from `table`."""
     kind = (TABLE_BY_IMAGE_TABLE if images else TABLE_BY_NAME)[table].kind
-    model = IMAGES[kind] if images else RECORDS[kind]
-    status = f"{RECORD_FIELD[kind]}__status" if images else "status"
+    model = IMAGE_MODELS[kind] if images else RECORD_MODELS[kind]
+    status = f"{IMAGE_MODELS[kind].record_field}__status" if images else "status"
     found: Counter = Counter()
     for outcome in INSERTED:
         rows = (
@@ -295,7 +283,8 @@ def _examples(queryset: QuerySet) -> str:
 def _references_check(floor: int) -> Check:
     failures = []
     for kind in KINDS:
-        model = IMAGES[kind]
+        # Either image model: Any, as the stubs check a lookup against both kinds' model.
+        model: Any = IMAGE_MODELS[kind]
         table = model._meta.db_table
         this_run = _this_run((t.image_table for t in TABLES if t.kind == kind), floor)
         images = model.objects.filter(pk__in=this_run.values("new_id"))
@@ -304,15 +293,15 @@ def _references_check(floor: int) -> Check:
         )
         if dangling.exists():
             failures.append(f"{table} with a dangling dup_of: {_examples(dangling)}")
-        if kind != STREET:
+        if not model.has_details:
             continue
         # A parent must be a main image of the same album, and live while its detail is.
-        usable_parent = StreetSnapImage.objects.filter(
-            pk=OuterRef("parent_id"), street_snap_id=OuterRef("street_snap_id"), is_detail=False
+        album = f"{model.record_field}_id"
+        usable_parent = model.objects.filter(
+            pk=OuterRef("parent_id"), **{album: OuterRef(album)}, is_detail=False
         )
-        # Street images here; the stubs check the lookups against both kinds' image model.
-        bad = images.filter(parent_id__isnull=False).exclude(Exists(usable_parent))  # type: ignore[misc]
-        bad = bad | images.filter(deleted_at__isnull=True, parent__deleted_at__isnull=False)  # type: ignore[misc]
+        bad = images.filter(parent_id__isnull=False).exclude(Exists(usable_parent))
+        bad = bad | images.filter(deleted_at__isnull=True, parent__deleted_at__isnull=False)
         if bad.exists():
             failures.append(
                 f"{table} details whose parent is missing, in another album, a detail itself"
@@ -328,14 +317,15 @@ def _references_check(floor: int) -> Check:
 def _covers_check(floor: int) -> Check:
     failures = []
     for kind in KINDS:
-        model, image_model, fk = RECORDS[kind], IMAGES[kind], RECORD_FIELD[kind]
+        model = RECORD_MODELS[kind]
+        image_model = model.image_model()
+        fk = image_model.record_field
         this_run = _this_run((t.name for t in TABLES if t.kind == kind), floor)
         records = model.objects.filter(pk__in=this_run.values("new_id"))
         live_cover = image_model.objects.filter(
             pk=OuterRef("cover_id"), **{fk: OuterRef("pk")}, deleted_at__isnull=True
         )
-        # Each kind has a cover; the stubs check the lookup against the abstract Record.
-        bad_cover = records.filter(cover_id__isnull=False).exclude(Exists(live_cover))  # type: ignore[misc]
+        bad_cover = records.filter(cover_id__isnull=False).exclude(Exists(live_cover))
         if bad_cover.exists():
             failures.append(
                 f"{model._meta.db_table} whose cover is not a live image of theirs:"
@@ -385,8 +375,7 @@ def _approved_check(plan: ImportPlan, floor: int) -> Check:
             brand_ids = dict(
                 LegacyIdMap.objects.filter(legacy_table=BRANDS).values_list("legacy_id", "new_id")
             )
-        model = RECORDS[kind]
-        key_fields = ENTITY_KEY_FIELDS[kind]
+        model = RECORD_MODELS[kind]
         wrong = []
         for chunk in batched(sorted(drafts), 500):
             mapped = dict(
@@ -397,9 +386,9 @@ def _approved_check(plan: ImportPlan, floor: int) -> Check:
             published = (
                 model.objects.filter(pk__in=[pk for pk in mapped.values() if pk is not None])
                 .filter(status=Record.Status.PUBLISHED)
-                .values_list("pk", *key_fields)
+                .values_list("pk", *model.entity_key)
             )
-            keys = {pk: CATALOG_KEY[kind](*key) for pk, *key in published}
+            keys = {pk: catalog_entity_key(model.entity_key, key) for pk, *key in published}
             for legacy_id in chunk:
                 row = drafts[legacy_id].row
                 wanted: tuple | None

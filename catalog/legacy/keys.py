@@ -3,7 +3,7 @@ normal form (catalog.keys, the same functions ingest and the editors' form use).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -73,20 +73,28 @@ def normal_or_given(normalise: Callable[[str], str], value: str) -> str:
         return value
 
 
-def catalog_runway_key(brand_id: int, season_code: str, collection_type: str) -> tuple:
-    """The entity key of a runway already in the catalog, in the form legacy keys take.
+# The catalog's entity key columns (each model's `entity_key`) that the planner compares in
+# normal form; the others (a brand's id, a year, a month) compare as stored.
+_CATALOG_NORMAL_FORMS: dict[str, Callable[[str], str]] = {
+    "season_code": normalize_season_code,
+    "collection_type": normalize_collection_type,
+    "city": normalize_city,
+    "title_key": fold_title,
+}
+
+
+def catalog_entity_key(columns: Sequence[str], values: Sequence[Any]) -> tuple:
+    """The entity key of a record already in the catalog (the `values` of its model's
+    `entity_key` `columns`), in the form legacy keys take.
 
     Catalog rows are stored in normal form by every writer; normalising here as well keeps the
     comparison honest for a row written before that was so (an editor's "fw24")."""
-    return (
-        brand_id,
-        normal_or_given(normalize_season_code, season_code),
-        normal_or_given(normalize_collection_type, collection_type),
+    return tuple(
+        normal_or_given(_CATALOG_NORMAL_FORMS[column], value)
+        if column in _CATALOG_NORMAL_FORMS
+        else value
+        for column, value in zip(columns, values, strict=True)
     )
-
-
-def catalog_street_key(city: str, year: int, month: int, title_key: str) -> tuple:
-    return (normalize_city(city), year, month, fold_title(title_key))
 
 
 def catalog_source_key(source: str, source_url: str) -> tuple[str, str]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
+from typing import Protocol
 
 from catalog.legacy.plan import CREATED, EARLIER, MATCHED, Check, Entry, ImportPlan, Tally
 from catalog.legacy.rows import KINDS, ORPHAN, STATUSES, TABLE_BY_IMAGE_TABLE, TABLE_BY_NAME, TABLES
@@ -113,16 +114,22 @@ def _skipped_line(what: str, plan: ImportPlan, *, images: bool) -> str:
     return f"  skipped {what}: {total:,} = {terms}"
 
 
-def render_report(
-    plan: ImportPlan | None,
-    *,
-    checks: Iterable[Check],
-    dry_run: bool,
-    written: bool,
-    error: str = "",
-    not_run: Iterable[str] = (),
-    list_limit: int = 50,
-) -> str:
+class Outcome(Protocol):
+    """What a run of the import made: its plan (None: it failed before one), the checks it
+    made and those it did not, whether it wrote, and the database's refusal (catalog.legacy.
+    services.MigrationResult is one)."""
+
+    plan: ImportPlan | None
+    dry_run: bool
+    checks: list[Check]
+    not_run: list[str]
+    written: bool
+    error: str
+
+
+def render_report(outcome: Outcome, *, list_limit: int = 50) -> str:
+    plan, checks, dry_run, written = outcome.plan, outcome.checks, outcome.dry_run, outcome.written
+    error, not_run = outcome.error, outcome.not_run
     lines: list[str] = []
     if plan is None:
         return f"FAILED before a plan was made: {error}"
@@ -162,7 +169,6 @@ def render_report(
     for list_title, entries in iter_entries(plan):
         lines.append("")
         lines += _entries(list_title, entries, list_limit)
-    not_run = list(not_run)
     if not not_run:
         lines += ["", "checks:"]
     else:
@@ -196,23 +202,15 @@ def render_report(
     return "\n".join(lines)
 
 
-def report_dict(
-    plan: ImportPlan | None,
-    *,
-    checks: Iterable[Check],
-    dry_run: bool,
-    written: bool,
-    error: str = "",
-    not_run: Iterable[str] = (),
-) -> dict[str, object]:
+def report_dict(outcome: Outcome) -> dict[str, object]:
     """The whole report as JSON-ready data, with the lists in full (for --report-file)."""
-    checks = list(checks)
+    plan = outcome.plan
     data: dict[str, object] = {
-        "dry_run": dry_run,
-        "written": written,
-        "error": error,
-        "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks],
-        "checks_not_run": list(not_run),
+        "dry_run": outcome.dry_run,
+        "written": outcome.written,
+        "error": outcome.error,
+        "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in outcome.checks],
+        "checks_not_run": list(outcome.not_run),
     }
     if plan is None:
         return data

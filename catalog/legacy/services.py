@@ -13,7 +13,8 @@ from catalog.legacy.plan import Check, ImportPlan
 from catalog.legacy.planner import build_plan
 from catalog.legacy.progress import ProgressFn, no_progress
 from catalog.legacy.rows import LegacySource
-from catalog.legacy.writer import apply_plan, lock_catalog, read_catalog_state
+from catalog.legacy.state import lock_catalog, read_catalog_state
+from catalog.legacy.writer import apply_plan
 from catalog.models import RECORD_MODELS, LegacyIdMap, Record
 from catalog.visibility import records_published_in_bulk
 

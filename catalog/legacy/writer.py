@@ -4,11 +4,8 @@ Records go in first, then each legacy image table is streamed again from the sam
 one album at a time, and inserted in batches: an album's main images, then its details (whose
 parent is a main image of the same batch), so the "detail has a parent" check constraint holds
 on every row. A dup_of whose target is not inserted yet is set afterwards; covers are set once
-every image has its id. The legacy id map is written alongside.
-
-Two ways to insert, same rows: on PostgreSQL, COPY with ids taken from the table's sequence
-beforehand (the faster by far at production size); elsewhere, Django's bulk_create. Tests run
-both.
+every image has its id. The legacy id map is written alongside. How rows are inserted (COPY
+or bulk_create): catalog.legacy.inserters.
 
 Memory: besides the plan, the legacy -> new id maps of records and images, one dict entry each.
 Times and memory per legacy row, measured by bench/legacy_import.py: docs/legacy-import.md,
@@ -17,17 +14,12 @@ Times and memory per legacy row, measured by bench/legacy_import.py: docs/legacy
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from itertools import batched
-from typing import Protocol, cast
-
-from django.db import connection, models
-from psycopg import sql
+from typing import cast
 
 from catalog.keys import fold_title
-from catalog.legacy.keys import catalog_runway_key, catalog_source_key, catalog_street_key
+from catalog.legacy.inserters import Inserter, Row, default_inserter
 from catalog.legacy.plan import (
     CREATED,
     EARLIER,
@@ -49,198 +41,22 @@ from catalog.legacy.rows import (
     PUBLISHED,
     REJECTED,
     RUNWAY,
-    STREET,
     TABLE_BY_IMAGE_TABLE,
     TABLES,
     LegacySource,
     LegacyTable,
 )
 from catalog.models import (
+    IMAGE_MODELS,
     LEGACY_PHASH_ALGORITHM,
+    RECORD_MODELS,
     Brand,
     LegacyIdMap,
-    Runway,
-    RunwayImage,
-    StreetSnap,
-    StreetSnapImage,
 )
 
 RECORD_BATCH = 1_000
 IMAGE_BATCH = 5_000
 ID_MAP_BATCH = 10_000
-
-RECORD_MODEL: dict[str, type[Runway] | type[StreetSnap]] = {RUNWAY: Runway, STREET: StreetSnap}
-IMAGE_MODEL: dict[str, type[RunwayImage] | type[StreetSnapImage]] = {
-    RUNWAY: RunwayImage,
-    STREET: StreetSnapImage,
-}
-
-Row = dict[str, object]  # field attname -> value, ready for the database
-
-
-def read_catalog_state() -> CatalogState:
-    """What the planner must know about the catalog: brands, held keys, the legacy id map.
-
-    Keys are read in their normal form (catalog.keys), the form the planner gives legacy rows.
-    """
-    state = CatalogState(brands_by_slug=dict(Brand.objects.values_list("slug", "id")))
-    holders = models.Q(deleted_at__isnull=True) | ~models.Q(source_url="")
-    runways = Runway.objects.filter(holders).values_list(
-        "id", "status", "source", "source_url", "deleted_at", "brand_id", "season_code",
-        "collection_type",
-    )  # fmt: skip
-    streets = StreetSnap.objects.filter(holders).values_list(
-        "id", "status", "source", "source_url", "deleted_at", "city", "year", "month", "title_key"
-    )
-    entity_key: dict[str, Callable[..., tuple]] = {
-        RUNWAY: catalog_runway_key,
-        STREET: catalog_street_key,
-    }
-    for kind, rows in ((RUNWAY, runways), (STREET, streets)):
-        for pk, status, source, source_url, deleted_at, *key in rows.iterator(chunk_size=5_000):
-            ref = CatalogRef(kind, pk, status, deleted=deleted_at is not None)
-            if deleted_at is None:
-                state.live_keys[kind][entity_key[kind](*key)] = ref
-            if source_url:
-                state.source_keys[kind][catalog_source_key(source, source_url)] = ref
-    id_map = LegacyIdMap.objects.values_list("legacy_table", "legacy_id", "new_id")
-    for table, legacy_id, new_id in id_map.iterator(chunk_size=10_000):
-        state.earlier.setdefault(table, {})[legacy_id] = new_id
-    return state
-
-
-def lock_catalog() -> None:
-    """Hold off other writers of the record tables and the id map until the import commits.
-
-    SHARE ROW EXCLUSIVE lets the admin and the public API read on, but makes an ingest job (or a
-    second import) wait, so the keys the plan saw are still the keys when it is written. Must
-    run inside the import's transaction.
-    """
-    if connection.vendor != "postgresql":
-        return  # SQLite: the import's write transaction already excludes every other writer.
-    tables = sql.SQL(", ").join(
-        sql.Identifier(m._meta.db_table) for m in (Brand, Runway, StreetSnap, LegacyIdMap)
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(
-            sql.SQL("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE").format(tables).as_string()
-        )
-
-
-# --- Inserting rows -----------------------------------------------------------------------
-
-
-class Inserter(Protocol):
-    def insert(self, model: type[models.Model], rows: list[Row], *, ids: bool = True) -> list[int]:
-        """Insert `rows` (attname -> value); return their new ids in order (if `ids`)."""
-        ...
-
-    def set_column(self, model: type[models.Model], attname: str, pairs: list[tuple]) -> None:
-        """Set `attname` to value for each (id, value) in `pairs`."""
-        ...
-
-
-class OrmInserter:
-    """Django's bulk_create: portable (SQLite), the model's own defaults and conversions."""
-
-    def insert(self, model: type[models.Model], rows: list[Row], *, ids: bool = True) -> list[int]:
-        objects = [model(**row) for row in rows]
-        with _legacy_timestamps(model):
-            model._default_manager.bulk_create(objects)
-        return [obj.pk for obj in objects] if ids else []
-
-    def set_column(self, model: type[models.Model], attname: str, pairs: list[tuple]) -> None:
-        objects = [model(pk=pk, **{attname: value}) for pk, value in pairs]
-        model._default_manager.bulk_update(objects, [attname], batch_size=RECORD_BATCH)
-
-
-class CopyInserter:
-    """PostgreSQL COPY. The ids are drawn from the table's own sequence first, so they are
-    known without relying on the order of RETURNING, and columns a row leaves out get the
-    model field's default, as bulk_create would give them."""
-
-    def __init__(self) -> None:
-        self._columns: dict[type[models.Model], list[tuple[str, str, object]]] = {}
-
-    def columns(self, model: type[models.Model]) -> list[tuple[str, str, object]]:
-        """(attname, column, prepared default) of every column COPY writes, id excluded."""
-        if model not in self._columns:
-            self._columns[model] = [
-                (f.attname, cast(str, f.column), f.get_db_prep_save(f.get_default(), connection))
-                for f in model._meta.concrete_fields
-                if not f.primary_key and not getattr(f, "generated", False)
-            ]
-        return self._columns[model]
-
-    def insert(self, model: type[models.Model], rows: list[Row], *, ids: bool = True) -> list[int]:
-        if not rows:
-            return []
-        table = model._meta.db_table
-        columns = self.columns(model)
-        # bulk_create would refuse a misspelt field; COPY would silently write the default.
-        if unknown := set(rows[0]) - {attname for attname, _, _ in columns}:
-            raise ValueError(f"{model.__name__} has no column for {sorted(unknown)}")
-        names = [c for _, c, _ in columns]
-        # `cursor.cursor` is psycopg's own cursor, outside Django's error translation: without
-        # wrap_database_errors a unique violation would surface as a psycopg error, which the
-        # command takes for a failure to read the legacy database (exit 2, no report), where
-        # bulk_create raises Django's IntegrityError (the import refused, exit 1).
-        with connection.cursor() as cursor, connection.wrap_database_errors:
-            new_ids: list[int] = []
-            if ids:
-                cursor.execute(
-                    "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                    [table, len(rows)],
-                )
-                new_ids = [pk for (pk,) in cursor.fetchall()]
-                names = ["id", *names]
-            copy = sql.SQL("COPY {} ({}) FROM STDIN").format(
-                sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, names))
-            )
-            with cursor.cursor.copy(copy) as stream:
-                for i, row in enumerate(rows):
-                    values = tuple(row.get(attname, default) for attname, _, default in columns)
-                    stream.write_row((new_ids[i], *values) if ids else values)
-        return new_ids
-
-    def set_column(self, model: type[models.Model], attname: str, pairs: list[tuple]) -> None:
-        # One statement per batch over two arrays, instead of bulk_update's CASE per row.
-        # A column of the model's own (get_field could also name a reverse relation).
-        field = cast(models.Field, model._meta.get_field(attname.removesuffix("_id")))
-        column = cast(str, field.column)
-        query = sql.SQL(
-            "UPDATE {table} SET {column} = v.value FROM unnest(%s::bigint[], %s::bigint[])"
-            " AS v(id, value) WHERE {table}.id = v.id"
-        ).format(table=sql.Identifier(model._meta.db_table), column=sql.Identifier(column))
-        with connection.cursor() as cursor, connection.wrap_database_errors:
-            for chunk in batched(pairs, ID_MAP_BATCH):
-                cursor.cursor.execute(query, [[pk for pk, _ in chunk], [v for _, v in chunk]])
-
-
-def default_inserter() -> Inserter:
-    return CopyInserter() if connection.vendor == "postgresql" else OrmInserter()
-
-
-@contextmanager
-def _legacy_timestamps(*model_classes: type[models.Model]) -> Iterator[None]:
-    # bulk_create runs each field's pre_save, which stamps auto_now / auto_now_add fields with
-    # the import time. The archive's own dates are the truth here (editors sort the review
-    # queue by age), so those flags are off while the import writes. A management command is
-    # single-threaded; the finally restores them whatever happens.
-    fields = [
-        cast(models.DateField, f)  # DateTimeField is one too
-        for model in model_classes
-        for f in model._meta.concrete_fields
-        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)
-    ]
-    saved = [(f, f.auto_now, f.auto_now_add) for f in fields]
-    for f in fields:
-        f.auto_now = f.auto_now_add = False
-    try:
-        yield
-    finally:
-        for f, auto_now, auto_now_add in saved:
-            f.auto_now, f.auto_now_add = auto_now, auto_now_add
 
 
 # --- The writer ---------------------------------------------------------------------------
@@ -319,7 +135,7 @@ class _Writer:
         inserts = self.plan.inserts[kind]
         ticker = Ticker(self.progress, f"write: {kind} records", len(inserts), every=RECORD_BATCH)
         for chunk in batched(inserts, RECORD_BATCH):
-            ids = self.inserter.insert(RECORD_MODEL[kind], [self._record(rp) for rp in chunk])
+            ids = self.inserter.insert(RECORD_MODELS[kind], [self._record(rp) for rp in chunk])
             for rp, pk in zip(chunk, ids, strict=True):
                 self.record_ids[(rp.row.table.name, rp.row.id)] = pk
             ticker.advance(len(chunk))
@@ -414,7 +230,7 @@ class _Writer:
         details = [(d, r) for d, r in batch if d.inserted and d.parent]
         for group in (mains, details):
             rows = [self._image(table, d, record_id) for d, record_id in group]
-            new_ids = self.inserter.insert(IMAGE_MODEL[table.kind], rows)
+            new_ids = self.inserter.insert(IMAGE_MODELS[table.kind], rows)
             for (d, _), row, pk in zip(group, rows, new_ids, strict=True):
                 ids[d.image.id] = pk
                 if d.image.dup_of and row["dup_of_id"] is None and not self._cleared(table, d):
@@ -471,7 +287,7 @@ class _Writer:
                 continue
             by_kind.setdefault(TABLE_BY_IMAGE_TABLE[image_table].kind, []).append((pk, target))
         for kind, pairs in by_kind.items():
-            self.inserter.set_column(IMAGE_MODEL[kind], "dup_of_id", pairs)
+            self.inserter.set_column(IMAGE_MODELS[kind], "dup_of_id", pairs)
         self.progress("write: dup_of set after insert", len(self.deferred_dups), 0)
 
     def set_covers(self) -> None:
@@ -485,7 +301,7 @@ class _Writer:
                     self.problems.append(f"{rp.row.table.name} #{rp.row.id}: cover not inserted")
                     continue
                 pairs.append((self.record_ids[(rp.row.table.name, rp.row.id)], cover))
-            self.inserter.set_column(RECORD_MODEL[kind], "cover_id", pairs)
+            self.inserter.set_column(RECORD_MODELS[kind], "cover_id", pairs)
             self.progress(f"write: {kind} covers", len(pairs), 0)
 
     # --- the legacy id map ----------------------------------------------------------------

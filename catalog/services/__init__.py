@@ -11,8 +11,8 @@ Callers import from here; the modules say where each write lives.
 """
 
 from catalog.services.curation import (
-    image_remove,
-    image_soft_delete,
+    image_delete,
+    image_take_down,
     images_copy_into,
     images_mark_not_duplicate,
     record_set_cover,
@@ -24,8 +24,11 @@ from catalog.services.curation import (
 )
 from catalog.services.ingest_writes import (
     NewImage,
+    RecordContent,
     RunwayContent,
     StreetSnapContent,
+    record_create,
+    record_reopen,
     runway_create,
     runway_reopen,
     street_snap_create,
@@ -46,26 +49,36 @@ from catalog.services.records import (
 )
 from catalog.services.renditions import image_renditions_make, record_renditions_make
 
+# The names review/ still imports (review.services.curation, review.services.takedown) for
+# image_delete and image_take_down: the same writes. Remove them once it uses the new names.
+image_soft_delete = image_delete
+image_remove = image_take_down
+
 __all__ = [
     "EDITABLE_FIELDS",
     "ENTITY_KEY_TAKEN",
     "IMAGE_MODEL",
     "NewImage",
+    "RecordContent",
     "RecordStateError",
     "RecordWriteRefused",
     "RunwayContent",
     "StaleRecord",
     "StreetSnapContent",
     "image_renditions_make",
+    "image_delete",
     "image_remove",
     "image_soft_delete",
+    "image_take_down",
     "images_copy_into",
     "images_mark_not_duplicate",
     "permission_name",
     "record_apply_edits",
     "record_check_may_curate",
+    "record_create",
     "record_lock",
     "record_renditions_make",
+    "record_reopen",
     "record_save",
     "record_set_cover",
     "record_update",

@@ -20,8 +20,6 @@ from catalog.models import (
     NotDuplicate,
     Record,
     RecordImage,
-    Runway,
-    RunwayImage,
     StreetSnap,
     StreetSnapImage,
 )
@@ -48,9 +46,7 @@ def _lock_to_curate[R: Record](
 
 def _record_of(image: RecordImage) -> Record:
     # Only the id is needed: record_lock re-reads the row under the lock.
-    if isinstance(image, RunwayImage):
-        return Runway(pk=image.runway_id)
-    return _street_snap_of(cast(StreetSnapImage, image))
+    return image.record_model()(pk=image.record_id)
 
 
 def _street_snap_of(image: StreetSnapImage) -> StreetSnap:
@@ -104,10 +100,9 @@ def record_update(
 
 
 @transaction.atomic
-def image_soft_delete(
-    *, image: RecordImage, actor: User, expected_version: int | None = None
-) -> Record:
-    """Soft-delete an image; repair the cover and image_count.
+def image_delete(*, image: RecordImage, actor: User, expected_version: int | None = None) -> Record:
+    """An editor deletes an image (soft: its row stays, marked deleted); repair the cover and
+    image_count.
 
     Deleting a street main image that has details keeps its group together: its first live
     detail (by sort_order) becomes the main image and the other details move under it, so
@@ -127,29 +122,31 @@ def image_soft_delete(
             "published album keeps at least one image. Nothing was deleted. To remove this "
             "image, unpublish the album first (Unpublish… on its page), then delete the image."
         )
-    return _image_delete(record, image)
+    return _image_soft_delete(record, image)
 
 
 @transaction.atomic
-def image_remove(*, image: RecordImage, expected_version: int | None = None) -> Record:
-    """Soft-delete an image as a takedown does: without the curation check (review.services
-    checks the takedown permission) and whatever the album's status (a published album whose
-    last image goes is taken down first, by the caller)."""
+def image_take_down(*, image: RecordImage, expected_version: int | None = None) -> Record:
+    """Take an image down (a takedown request): soft-deleted as :func:`image_delete` does, but
+    without the curation check (review.services checks the takedown permission) and whatever
+    the album's status (a published album whose last image goes is taken down first, by the
+    caller)."""
     record = record_lock(record=_record_of(image), expected_version=expected_version)
-    return _image_delete(record, _image_of(record, image.pk))
+    return _image_soft_delete(record, _image_of(record, image.pk))
 
 
-def _image_delete(record: Record, image: Any) -> Record:
-    """Soft-delete a live image of a locked record; repair the groups, the cover and
-    image_count (image_soft_delete's docstring)."""
+def _image_soft_delete(record: Record, image: Any) -> Record:
+    """Mark a live image of a locked record deleted; repair the groups, the cover and
+    image_count (image_delete's docstring): what deleting and taking down an image share."""
     image.deleted_at = timezone.now()
     image.save(update_fields=["deleted_at"])
-    if isinstance(image, StreetSnapImage) and not image.is_detail:
+    if image.has_details and not image.is_detail:
         details = list(record.images.live().filter(parent=image).order_by("sort_order", "pk"))
         if details:
             new_main, *others = details
-            StreetSnapImage.objects.filter(pk=new_main.pk).update(parent=None, is_detail=False)
-            StreetSnapImage.objects.filter(pk__in=[d.pk for d in others]).update(parent=new_main)
+            images = type(image).objects
+            images.filter(pk=new_main.pk).update(parent=None, is_detail=False)
+            images.filter(pk__in=[d.pk for d in others]).update(parent=new_main)
     record.image_count = record.images.live().count()
     _repair_cover(record)
     return record_save(record=record, fields=["image_count", "cover"])
@@ -326,12 +323,12 @@ def images_copy_into(
     locked = _lock_to_curate(record, actor, None)
     if not images:
         return locked, []
-    image_model = type(images[0])
-    fk = "runway" if image_model is RunwayImage else "street_snap"
+    # Either image model: Any, as each model's bulk methods take only rows of their own.
+    image_model: Any = type(images[0])
+    shared = (*image_model.ORIGINAL_FIELDS, *image_model.RENDITION_FIELDS)
     # Numbers never change once given, deleted images' included: count on from the last.
-    runway = image_model is RunwayImage
     last = locked.images.aggregate(
-        order=Max("sort_order"), **({"look": Max("look_index")} if runway else {})
+        order=Max("sort_order"), **({"look": Max("look_index")} if image_model.has_looks else {})
     )
     order = (last["order"] if last["order"] is not None else -1) + 1
     first_look = (last.get("look") or 0) + 1
@@ -339,35 +336,20 @@ def images_copy_into(
     copies = []
     for n, image in enumerate(images):
         copy = image_model(
-            **{fk: locked},
-            storage_key=image.storage_key,
-            sha1=image.sha1,
-            width=image.width,
-            height=image.height,
-            byte_size=image.byte_size,
-            mime_type=image.mime_type,
-            original_url=image.original_url,
+            **{image_model.record_field: locked},
+            **{name: getattr(image, name) for name in shared},
             sort_order=order + n,
-            phash=image.phash,
-            phash_algorithm=image.phash_algorithm,
-            renditions=image.renditions,
-            rendition_status=image.rendition_status,
-            rendition_error=image.rendition_error,
-            placeholder=image.placeholder,
-            color=image.color,
         )
-        if isinstance(copy, RunwayImage):
-            copy.look_index = looks.setdefault(
-                cast(RunwayImage, image).look_index, first_look + len(looks)
-            )
+        if image_model.has_looks:
+            copy.look_index = looks.setdefault(cast(Any, image).look_index, first_look + len(looks))
         copies.append(copy)
     created = image_model.objects.bulk_create(copies)
-    if image_model is StreetSnapImage:
+    if image_model.has_details:
         copy_of = {image.pk: copy for image, copy in zip(images, created, strict=True)}
         for image, copy in zip(images, created, strict=True):
-            parent = cast(StreetSnapImage, image).parent_id
+            parent = cast(Any, image).parent_id
             if parent in copy_of:
-                StreetSnapImage.objects.filter(pk=copy.pk).update(
+                image_model.objects.filter(pk=copy.pk).update(
                     parent=copy_of[parent], is_detail=True
                 )
     locked.image_count = locked.images.live().count()

@@ -11,50 +11,48 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db import transaction
 from django.utils import timezone
 
-from catalog.models import Brand, Runway, RunwayImage, StreetSnap, StreetSnapImage
+from catalog.models import Brand, Record, RecordImage, Runway, StreetSnap
 from catalog.services.records import RecordStateError, first_main_image, record_lock, record_save
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class RunwayContent:
-    """What an ingest write sets on a runway row: the album's fields and where it came from."""
+class RecordContent:
+    """What an ingest write sets on a record row of any kind: the album's fields every kind
+    has, where it came from, and the job that wrote it."""
+
+    title: str
+    description: str
+    source: str
+    source_url: str
+    ingest_job_id: int | None
+    content_checksum: str
+    # The crawler's embargo: the record's go-live (a reopened record's expiry is cleared).
+    go_live_at: datetime | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunwayContent(RecordContent):
+    """What an ingest write sets on a runway row."""
 
     brand: Brand
     season_code: str
     season: str
     year: int
     collection_type: str
-    title: str
-    description: str
-    source: str
-    source_url: str
-    ingest_job_id: int | None
-    content_checksum: str
-    # The crawler's embargo: the record's go-live (a reopened record's expiry is cleared).
-    go_live_at: datetime | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class StreetSnapContent:
-    """What an ingest write sets on a street snap row: the album's fields and where it came
-    from."""
+class StreetSnapContent(RecordContent):
+    """What an ingest write sets on a street snap row."""
 
     city: str
     year: int
     month: int
-    title: str
-    description: str
-    source: str
-    source_url: str
-    ingest_job_id: int | None
-    content_checksum: str
-    # The crawler's embargo: the record's go-live (a reopened record's expiry is cleared).
-    go_live_at: datetime | None = None
 
 
 type Content = RunwayContent | StreetSnapContent
@@ -89,6 +87,19 @@ class NewImage:
         return self.dup_of_id is not None or self.dup_of_position is not None
 
 
+def record_create[R: Record](*, model: type[R], content: Content, images: Sequence[NewImage]) -> R:
+    """A new pending record of ``model`` (the content's kind) with its images, cover and
+    image_count. The ingest pipeline writes any kind through this; the kinds' own forms below
+    say which content goes with which model."""
+    return _record_create(model, content=content, images=images)
+
+
+def record_reopen[R: Record](*, record: R, content: Content, images: Sequence[NewImage]) -> R:
+    """Put a rejected record back in front of editors with the re-crawled content (any kind:
+    :func:`runway_reopen` says what it does)."""
+    return _record_reopen(record, content=content, images=images)
+
+
 def runway_create(*, content: RunwayContent, images: Sequence[NewImage]) -> Runway:
     """A new pending runway with its images, cover and image_count."""
     return _record_create(Runway, content=content, images=images)
@@ -120,11 +131,10 @@ def _columns(content: Content) -> dict[str, Any]:
     return {field.name: getattr(content, field.name) for field in fields(content)}
 
 
-def _record_create[R: (Runway, StreetSnap)](
-    model: type[R], *, content: Content, images: Sequence[NewImage]
-) -> R:
+def _record_create[R: Record](model: type[R], *, content: Content, images: Sequence[NewImage]) -> R:
     with transaction.atomic():
-        record = model.objects.create(status=model.Status.PENDING, **_columns(content))
+        # A row of model's own (the stubs type the manager of the abstract base).
+        record = cast(R, model.objects.create(status=model.Status.PENDING, **_columns(content)))
         _images_add(record, images)
         record.cover = first_main_image(record)
         record.image_count = len(images)
@@ -133,9 +143,7 @@ def _record_create[R: (Runway, StreetSnap)](
     return record
 
 
-def _record_reopen[R: (Runway, StreetSnap)](
-    record: R, *, content: Content, images: Sequence[NewImage]
-) -> R:
+def _record_reopen[R: Record](record: R, *, content: Content, images: Sequence[NewImage]) -> R:
     columns: dict[str, Any] = _columns(content)
     with transaction.atomic():
         locked = record_lock(record=record)
@@ -172,9 +180,7 @@ def _record_reopen[R: (Runway, StreetSnap)](
         )
 
 
-def _images_add(
-    record: Runway | StreetSnap, images: Sequence[NewImage]
-) -> list[RunwayImage | StreetSnapImage]:
+def _images_add(record: Record, images: Sequence[NewImage]) -> list[RecordImage]:
     """Insert ``images`` in list order, then link the in-list references by id: two
     statements whatever the album's size (bulk inserts return ids on PostgreSQL and SQLite).
 
@@ -182,36 +188,26 @@ def _images_add(
     are inserted first as plain main images and linked in a second pass; the check constraint
     (detail <=> parent) holds at every statement.
     """
-    is_street = isinstance(record, StreetSnap)
+    # Either image model: Any, as each model's bulk methods take only rows of their own.
+    model: Any = record.image_model()
     for position, image in enumerate(images):
         if image.dup_of_position is not None and not 0 <= image.dup_of_position < position:
             raise ValueError(f"image {position}: dup_of_position must name an earlier image")
         if image.parent_position is not None:
-            if not is_street:
+            if not model.has_details:
                 raise ValueError(f"image {position}: only street images have a parent")
             parent = _at(images, image.parent_position, position)
             if parent.parent_position is not None or image.parent_position == position:
                 # No detail of a detail: the parent must be a main image of this album.
                 raise ValueError(f"image {position}: the parent must be a main image")
 
-    # Either image model: Any, as each model's bulk methods take only rows of their own.
-    model: Any = StreetSnapImage if is_street else RunwayImage
-    owner: dict[str, Any] = {"street_snap": record} if is_street else {"runway": record}
     rows = model.objects.bulk_create(
         [
             model(
-                **owner,
-                **({} if is_street else {"look_index": image.look_index}),
-                storage_key=image.storage_key,
-                sha1=image.sha1,
-                width=image.width,
-                height=image.height,
-                byte_size=image.byte_size,
-                mime_type=image.mime_type,
-                original_url=image.original_url,
+                **{model.record_field: record},
+                **({"look_index": image.look_index} if model.has_looks else {}),
+                **{name: getattr(image, name) for name in model.ORIGINAL_FIELDS},
                 sort_order=image.sort_order,
-                phash=image.phash,
-                phash_algorithm=image.phash_algorithm,
                 is_duplicate=image.is_duplicate,
                 dup_of_id=image.dup_of_id,
             )
@@ -231,7 +227,7 @@ def _images_add(
     if linked:
         # One UPDATE: a row's parent and is_detail change together, so the check holds.
         model.objects.bulk_update(
-            linked, ["dup_of", "parent", "is_detail"] if is_street else ["dup_of"]
+            linked, ["dup_of", "parent", "is_detail"] if model.has_details else ["dup_of"]
         )
     return rows
 

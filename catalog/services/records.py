@@ -12,21 +12,14 @@ who may curate a record (`record_check_may_curate`), live here too.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, cast, overload
+from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import F, Field
 from django.utils import timezone
 
-from catalog.models import (
-    Record,
-    RecordImage,
-    Runway,
-    RunwayImage,
-    StreetSnap,
-    StreetSnapImage,
-)
+from catalog.models import RECORD_MODELS, Record, RecordImage
 from catalog.visibility import bytes_public_on_save, record_change_note
 
 # --- Refusals ----------------------------------------------------------------------------------
@@ -61,21 +54,18 @@ class StaleRecord(RecordWriteRefused):
         )
 
 
-# What an editor may edit on a record, per kind. Everything else (status, review fields,
-# source, counts, cover) changes only through a service.
+# Each record model says these itself (`editable_fields`, `image_model()`,
+# `entity_key_taken`). These maps by model are kept, made from the models, only for review/,
+# which still reads them (review.admin.records, review.conflicts, review.forms, review.selectors):
+# remove them once it asks the model.
 EDITABLE_FIELDS: dict[type[Record], tuple[str, ...]] = {
-    Runway: ("title", "description", "brand", "season_code", "season", "year", "collection_type"),
-    StreetSnap: ("title", "description", "city", "year", "month"),
+    model: model.editable_fields for model in RECORD_MODELS.values()
 }
-
 IMAGE_MODEL: dict[type[Record], type[RecordImage]] = {
-    Runway: RunwayImage,
-    StreetSnap: StreetSnapImage,
+    model: model.image_model() for model in RECORD_MODELS.values()
 }
-
-ENTITY_KEY_TAKEN = {
-    Runway: "Another live runway already has this brand, season code and collection type.",
-    StreetSnap: "Another live street album already has this city, year, month and title.",
+ENTITY_KEY_TAKEN: dict[type[Record], str] = {
+    model: model.entity_key_taken for model in RECORD_MODELS.values()
 }
 
 
@@ -124,7 +114,7 @@ def record_save[R: Record](
             with transaction.atomic():
                 record.save(update_fields=update_fields)
         except IntegrityError as error:
-            raise RecordWriteRefused(ENTITY_KEY_TAKEN[type(record)]) from error
+            raise RecordWriteRefused(record.entity_key_taken) from error
     else:
         record.save(update_fields=update_fields)
     if not isinstance(record.version, int):  # backends without UPDATE ... RETURNING
@@ -149,14 +139,14 @@ def record_apply_edits(*, record: Record, changes: dict[str, Any]) -> dict[str, 
 
     Returns what actually changed as {field: [old, new]} in display form, for the history.
     """
-    allowed = EDITABLE_FIELDS[type(record)]
+    allowed = record.editable_fields
     unknown = set(changes) - set(allowed)
     if unknown:
         # A programming error (a form offering a field it should not), not an editor's.
         raise ValueError(f"Not editable on {type(record).__name__}: {sorted(unknown)}")
     diff: dict[str, list[str]] = {}
     for name, value in changes.items():
-        # EDITABLE_FIELDS names the model's own fields, never a reverse relation.
+        # editable_fields names the model's own fields, never a reverse relation.
         field = cast(Field, record._meta.get_field(name))
         old = getattr(record, field.attname)
         new = value.pk if field.is_relation and value is not None else value
@@ -189,7 +179,7 @@ def record_check_may_curate(*, record: Record, actor: User, images: bool) -> Non
     """
     model = type(record)
     plural = model._meta.verbose_name_plural
-    if not actor.has_perm(permission_name(IMAGE_MODEL[model] if images else model, "change")):
+    if not actor.has_perm(permission_name(model.image_model() if images else model, "change")):
         what = f"the images of {plural}" if images else f"{plural}"
         raise RecordWriteRefused(f"You do not have permission to change {what}.")
     if record.status == Record.Status.PUBLISHED and not actor.has_perm(
@@ -203,17 +193,8 @@ def record_check_may_curate(*, record: Record, actor: User, images: bool) -> Non
         )
 
 
-@overload
-def first_main_image(record: Runway) -> RunwayImage | None: ...
-@overload
-def first_main_image(record: StreetSnap) -> StreetSnapImage | None: ...
-@overload
-def first_main_image(record: Record) -> RecordImage | None: ...
 def first_main_image(record: Record) -> RecordImage | None:
     """The record's first live main image by (sort_order, id): where the cover goes when a
     record is written with new images or loses its cover. (The legacy import applies the
-    same rule to legacy rows in catalog.legacy.planner.choose_cover.)"""
-    images = record.images.live().order_by("sort_order", "pk")
-    if isinstance(record, StreetSnap):
-        images = images.filter(is_detail=False)
-    return images.first()
+    same rule to legacy rows in catalog.legacy.planner.images.choose_cover.)"""
+    return record.images.live().main().order_by("sort_order", "pk").first()

@@ -130,7 +130,7 @@ def image_renditions_make(
             )
         with transaction.atomic():
             # The album's row before its image's, as every write to an album takes them: the
-            # public rows' refresh this update starts locks it too (catalog/public_rows.py).
+            # public rows' refresh this update starts locks it too (catalog/public_rows/).
             record_model = image.record_model()
             list(record_model.objects.select_for_update(no_key=True).filter(pk=image.record_id))
             type(image).objects.filter(pk=image.pk).update(

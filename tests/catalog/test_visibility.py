@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from catalog.models import MediaChange, MediaSweep, PublicObject, Runway, RunwayImage
-from catalog.services import image_soft_delete, record_set_cover, record_update
+from catalog.services import image_delete, record_set_cover, record_update
 from catalog.storage import rendition_key
 from catalog.visibility import (
     key_is_public,
@@ -188,7 +188,7 @@ def test_deleting_an_image_of_a_published_album_withdraws_only_its_bytes(public_
     run_jobs()
     gone = runway.images.get(sort_order=runway.images.order_by("sort_order")[1].sort_order)
 
-    image_soft_delete(image=gone, actor=curator())
+    image_delete(image=gone, actor=curator())
     run_jobs()
 
     assert public_files() == keys_of(runway)

@@ -9,9 +9,8 @@ from rest_framework.exceptions import ValidationError
 
 from catalog.models import Runway
 from ingest import pipeline
-from ingest.content import content_checksum
 from ingest.models import IngestJob, UsedWebhookId
-from ingest.serializers import album_validate, instant
+from ingest.serializers import album_checksum, album_validate, instant
 from ingest.services import ingest_job_accept
 from tests.factories import BrandFactory
 from tests.ingest.support import jpeg, runway_album, street_album
@@ -66,7 +65,7 @@ def test_an_album_without_an_embargo_is_as_before():
     assert album_validate(album)["embargo_until"] is None
     assert album_validate(with_null)["embargo_until"] is None
     # An older crawler's payload keeps the checksum it always had (its repeats stay repeats).
-    assert content_checksum(album_validate(album)) == content_checksum(album_validate(with_null))
+    assert album_checksum(album_validate(album)) == album_checksum(album_validate(with_null))
 
 
 def test_an_embargo_is_content():
@@ -76,8 +75,8 @@ def test_an_embargo_is_content():
     # The same moment in another offset is the same content.
     same = album_validate(runway_album([URL], embargo_until="2027-03-03T19:30:00Z"))
 
-    assert len({content_checksum(a) for a in (plain, embargoed, later)}) == 3
-    assert content_checksum(same) == content_checksum(embargoed)
+    assert len({album_checksum(a) for a in (plain, embargoed, later)}) == 3
+    assert album_checksum(same) == album_checksum(embargoed)
 
 
 @pytest.mark.django_db
@@ -107,7 +106,7 @@ def test_an_embargoed_album_is_accepted_over_http(crawler):
     assert response.status_code == 202, response.content
     job = IngestJob.objects.get()
     assert job.payload["embargo_until"] == "2027-03-03T19:30:00+00:00"
-    assert job.payload_checksum == content_checksum(album_validate(album))
+    assert job.payload_checksum == album_checksum(album_validate(album))
 
 
 @pytest.mark.django_db

@@ -9,9 +9,8 @@ from django.db import connections
 
 from catalog.models import Runway, RunwayImage
 from ingest import pipeline, writing
-from ingest.content import content_checksum
 from ingest.models import IngestJob
-from ingest.serializers import album_validate
+from ingest.serializers import album_checksum, album_validate
 from tests.factories import BrandFactory, IngestJobFactory
 from tests.ingest.support import jpeg, runway_album
 
@@ -31,7 +30,7 @@ def test_twenty_concurrent_jobs_for_one_new_album_make_one_record(image_server, 
     album = album_validate(runway_album(urls))
     jobs = [
         IngestJobFactory(
-            payload=album, payload_checksum=content_checksum(album), source_url=album["source_url"]
+            payload=album, payload_checksum=album_checksum(album), source_url=album["source_url"]
         )
         for _ in range(JOBS)
     ]

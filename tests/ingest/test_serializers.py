@@ -134,6 +134,37 @@ def test_a_runway_field_in_a_street_album_and_image_is_named():
     assert "runway image field" in str(errors["images"][0]["look_index"][0])
 
 
+@pytest.mark.parametrize(
+    ("make", "where", "field", "message"),
+    [
+        (runway_album, (), "month", "A street album field, not allowed in a runway album."),
+        (street_album, (), "season_code", "A runway album field, not allowed in a street album."),
+        (
+            runway_album,
+            ("images", 0),
+            "parent",
+            "A street image field, not allowed in a runway image.",
+        ),
+        (
+            street_album,
+            ("images", 0),
+            "look_index",
+            "A runway image field, not allowed in a street image.",
+        ),
+    ],
+)
+def test_a_field_of_the_other_kind_is_named_as_its(make, where, field, message):
+    album = make([URL])
+    target = album["images"][0] if where else album
+    target[field] = 1
+
+    errors = errors_of(album)
+
+    for key in where:
+        errors = errors[key]
+    assert [str(m) for m in errors[field]] == [message]
+
+
 def test_an_unknown_field_is_refused_with_the_known_ones():
     errors = errors_of(runway_album([URL], colour="red"))
 

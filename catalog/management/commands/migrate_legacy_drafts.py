@@ -10,7 +10,6 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import psycopg
 from django.core.management.base import BaseCommand, CommandError
@@ -81,16 +80,9 @@ class Command(BaseCommand):
                 returncode=EXIT_USAGE,
             ) from error
 
-        report: dict[str, Any] = {
-            "checks": result.checks,
-            "dry_run": result.dry_run,
-            "written": result.written,
-            "error": result.error,
-            "not_run": result.not_run,
-        }
-        self.stdout.write(render_report(result.plan, list_limit=list_limit, **report))
+        self.stdout.write(render_report(result, list_limit=list_limit))
         if report_file is not None:
-            data = report_dict(result.plan, **report)
+            data = report_dict(result)
             report_file.write_text(json.dumps(data, indent=2, default=str) + "\n")
             self.stdout.write(f"report written to {report_file}")
         if not result.ok:

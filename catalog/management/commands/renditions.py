@@ -146,8 +146,7 @@ class Command(BaseCommand):
     def _images(self, scope: Scope):
         images = IMAGE_MODELS[scope.kind].objects.all()
         if scope.record_id is not None:
-            parent = "runway_id" if scope.kind == "runway" else "street_snap_id"
-            images = images.filter(**{parent: scope.record_id})
+            images = images.filter(**{IMAGE_PARENT_FIELD[scope.kind]: scope.record_id})
         return images
 
     def _todo(self, scope: Scope, force: bool):

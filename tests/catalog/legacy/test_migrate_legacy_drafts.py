@@ -14,7 +14,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from catalog.keys import fold_title
-from catalog.legacy import services, writer
+from catalog.legacy import inserters, services, writer
 from catalog.legacy.audit import DATABASE_CHECKS
 from catalog.legacy.report import NOTHING_TO_IMPORT
 from catalog.legacy.rows import (
@@ -64,7 +64,7 @@ def mapped(table: str, legacy_id: int) -> LegacyIdMap:
 def inserter(request, monkeypatch):
     """Both ways of inserting must write the same catalog."""
     if request.param == "bulk_create":
-        monkeypatch.setattr(writer, "default_inserter", writer.OrmInserter)
+        monkeypatch.setattr(writer, "default_inserter", inserters.OrmInserter)
     return request.param
 
 
@@ -472,7 +472,7 @@ class TestFailures:
         snap = StreetSnapFactory()
 
         with pytest.raises(IntegrityError, match="street_month_range"), transaction.atomic():
-            writer.CopyInserter().set_column(StreetSnap, "month", [(snap.pk, 13)])
+            inserters.CopyInserter().set_column(StreetSnap, "month", [(snap.pk, 13)])
 
     def test_a_published_show_held_by_an_unpublished_catalog_record_stops_the_run(self, legacy):
         # A crawl of the show arrived before the import and is still pending (or was

@@ -8,6 +8,7 @@ from django.utils import timezone
 from hypothesis import given, settings
 
 from catalog import selectors
+from catalog.legacy import state as catalog_state
 from catalog.legacy import writer
 from catalog.legacy.plan import INSERTED, LegacyRef
 from catalog.legacy.rows import APPROVED, PENDING, RUNWAY_DRAFTS, RUNWAYS, STREET_DRAFTS, STREETS
@@ -234,7 +235,10 @@ def test_legacy_values_are_stored_in_the_normal_form_ingest_looks_up():
     )
     assert runway.title == "Acme  FW24"  # titles are stored as given
     # What the next crawl of this show looks up finds it (source key, then entity key).
-    assert selectors.runway_by_source_key(source="vogue", source_url=runway.source_url) == runway
+    assert (
+        selectors.record_by_source_key(model=Runway, source="vogue", source_url=runway.source_url)
+        == runway
+    )
     assert (
         selectors.runway_by_entity_key(
             brand=runway.brand, season_code="FW24", collection_type="ready-to-wear"
@@ -309,7 +313,7 @@ def test_catalog_keys_are_read_in_normal_form():
     snap = StreetSnapFactory(city="Oslo ", year=2024, month=8, title="Look  Book")
     gone = RunwayFactory(source="Vogue", source_url="u", deleted_at=timezone.now())
 
-    state = writer.read_catalog_state()
+    state = catalog_state.read_catalog_state()
 
     assert state.live_keys["runway"][(old.brand_id, "FW24", "ready-to-wear")].id == old.pk
     assert state.live_keys["street"][("Oslo", 2024, 8, "Look Book")].id == snap.pk

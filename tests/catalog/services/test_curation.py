@@ -12,7 +12,7 @@ from catalog.models import RunwayImage, StreetSnap, StreetSnapImage
 from catalog.services import (
     RecordWriteRefused,
     StaleRecord,
-    image_soft_delete,
+    image_delete,
     record_set_cover,
     record_update,
     street_image_attach,
@@ -63,11 +63,11 @@ class TestThePublishedAlbumsLastImage:
     def test_it_cannot_be_deleted_even_by_a_superuser(self, layout):
         # Given a published album with two images, one deleted already
         record, images = album(layout, "published")
-        image_soft_delete(image=images[0], actor=curator())
+        image_delete(image=images[0], actor=curator())
 
         # When the last one is deleted
         with pytest.raises(RecordWriteRefused) as refused:
-            image_soft_delete(image=images[1], actor=curator())
+            image_delete(image=images[1], actor=curator())
 
         # Then it is refused, and the message says to unpublish first
         assert f"Image {images[1].pk} is the last image of" in str(refused.value)
@@ -80,8 +80,8 @@ class TestThePublishedAlbumsLastImage:
     def test_an_album_not_on_the_site_may_lose_its_last_image(self, status):
         record, images = album("runway", status)
 
-        image_soft_delete(image=images[0], actor=curator())
-        image_soft_delete(image=images[1], actor=curator())
+        image_delete(image=images[0], actor=curator())
+        image_delete(image=images[1], actor=curator())
 
         record.refresh_from_db()
         assert (record.image_count, record.cover_id) == (0, None)
@@ -137,7 +137,7 @@ class TestDeleteImage:
         images = images_of(runway)
         before = timezone.now()
 
-        record = image_soft_delete(actor=curator(), image=images[1])
+        record = image_delete(actor=curator(), image=images[1])
 
         assert RunwayImage.objects.filter(runway=runway).count() == 3
         assert RunwayImage.objects.get(pk=images[1].pk).deleted_at >= before
@@ -148,7 +148,7 @@ class TestDeleteImage:
         images = images_of(runway)
         RunwayImage.objects.filter(pk=images[2].pk).update(sort_order=-1)  # now first in order
 
-        image_soft_delete(actor=curator(), image=images[0])
+        image_delete(actor=curator(), image=images[0])
 
         runway.refresh_from_db()
         assert runway.cover_id == images[2].pk
@@ -157,7 +157,7 @@ class TestDeleteImage:
         runway = RunwayFactory(images=1)
         images = images_of(runway)
 
-        image_soft_delete(actor=curator(), image=images[0])
+        image_delete(actor=curator(), image=images[0])
 
         runway.refresh_from_db()
         assert (runway.cover_id, runway.image_count) == (None, 0)
@@ -166,12 +166,12 @@ class TestDeleteImage:
         snap = StreetSnapFactory(images="MddM")
         images = images_of(snap)
 
-        image_soft_delete(actor=curator(), image=images[1])  # a detail: cover stays
+        image_delete(actor=curator(), image=images[1])  # a detail: cover stays
         snap.refresh_from_db()
         assert snap.cover_id == images[0].pk
 
         StreetSnapImage.objects.filter(pk=images[3].pk).update(sort_order=-1)
-        image_soft_delete(
+        image_delete(
             actor=curator(), image=images[0]
         )  # the cover, a main with one live detail left
 
@@ -184,7 +184,7 @@ class TestDeleteImage:
         snap = StreetSnapFactory(images="MdddM")
         images = images_of(snap)
 
-        image_soft_delete(actor=curator(), image=images[0])
+        image_delete(actor=curator(), image=images[0])
 
         assert groups(snap) == {images[1].pk: [images[2].pk, images[3].pk], images[4].pk: []}
         assert_street_invariants(snap)
@@ -192,10 +192,10 @@ class TestDeleteImage:
     def test_deleting_twice_is_refused(self):
         runway = RunwayFactory(images=2)
         images = images_of(runway)
-        image_soft_delete(actor=curator(), image=images[0])
+        image_delete(actor=curator(), image=images[0])
 
         with pytest.raises(RecordWriteRefused, match="has been deleted"):
-            image_soft_delete(actor=curator(), image=images[0])
+            image_delete(actor=curator(), image=images[0])
 
     def test_an_image_of_another_album_is_refused(self):
         runway = RunwayFactory(images=1)
@@ -203,7 +203,7 @@ class TestDeleteImage:
         stranger = RunwayImage(pk=others[0].pk, runway_id=runway.pk)
 
         with pytest.raises(RecordWriteRefused, match="not an image of"):
-            image_soft_delete(actor=curator(), image=stranger)
+            image_delete(actor=curator(), image=stranger)
 
         assert RunwayImage.objects.get(pk=others[0].pk).deleted_at is None
 
@@ -222,7 +222,7 @@ class TestSetCover:
         runway = RunwayFactory(images=2)
         images = images_of(runway)
         others = images_of(RunwayFactory(images=1))
-        image_soft_delete(actor=curator(), image=images[1])
+        image_delete(actor=curator(), image=images[1])
 
         with pytest.raises(RecordWriteRefused, match="has been deleted"):
             record_set_cover(actor=curator(), record=runway, image=images[1])
@@ -318,7 +318,7 @@ class TestStreetGroups:
     def test_a_deleted_main_cannot_receive_details(self):
         snap = StreetSnapFactory(images="MM")
         images = images_of(snap)
-        image_soft_delete(actor=curator(), image=images[0])
+        image_delete(actor=curator(), image=images[0])
 
         with pytest.raises(RecordWriteRefused, match="has been deleted"):
             street_image_attach(actor=curator(), image=images[1], main=images[0])
@@ -408,7 +408,7 @@ class TestStreetGroups:
         snap = StreetSnapFactory(images="MdMM")
         images = images_of(snap)
         others = images_of(StreetSnapFactory(images="M"))
-        image_soft_delete(actor=curator(), image=images[3])
+        image_delete(actor=curator(), image=images[3])
         before = groups(snap)
 
         with pytest.raises(RecordWriteRefused, match="not an image of"):
@@ -442,7 +442,7 @@ class TestStreetGroups:
         street_image_detach(actor=curator(), image=images[3])
         street_image_attach(actor=curator(), image=images[4], main=images[3])
         street_images_attach(actor=curator(), images=[images[3], images[4]], main=images[0])
-        image_soft_delete(actor=curator(), image=images[0])
+        image_delete(actor=curator(), image=images[0])
 
         assert list(StreetSnapImage.objects.order_by("pk").values_list(*columns)) == before
 
@@ -569,7 +569,7 @@ class StreetGroupingMachine(RuleBasedStateMachine):
         snap = StreetSnap.objects.get(pk=self.snap.pk)
         was_cover = snap.cover_id == image.pk
         self.attempt(
-            lambda: image_soft_delete(actor=curator(), image=image),
+            lambda: image_delete(actor=curator(), image=image),
             allowed=image.deleted_at is None,
         )
         if was_cover and image.deleted_at is None:

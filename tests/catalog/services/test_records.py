@@ -10,7 +10,7 @@ from catalog.services import (
     RecordStateError,
     RecordWriteRefused,
     StaleRecord,
-    image_soft_delete,
+    image_delete,
     record_set_cover,
     record_update,
     street_image_attach,
@@ -41,7 +41,7 @@ class TestRefusals:
             lambda runway, images: record_set_cover(
                 actor=curator(), record=runway, image=images[1]
             ),
-            lambda runway, images: image_soft_delete(actor=curator(), image=images[1]),
+            lambda runway, images: image_delete(actor=curator(), image=images[1]),
         ],
         ids=["update", "cover", "delete image"],
     )
@@ -81,7 +81,7 @@ CURATIONS = [
         id="set cover",
     ),
     pytest.param(
-        "runway", lambda r, im, actor: image_soft_delete(image=im[1], actor=actor),
+        "runway", lambda r, im, actor: image_delete(image=im[1], actor=actor),
         id="delete image",
     ),
     pytest.param(
