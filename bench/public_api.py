@@ -16,7 +16,7 @@ Three parts (BENCH_PARTS, default "123"):
    same queries, json.dumps), both under gunicorn with config/gunicorn.py, 1 worker x
    BENCH_THREADS threads; the project as deployed (DEBUG off, its middleware, a request line
    per request, the throttle on in Redis at its default rate, ETags, metrics; each request
-   from a client address of its own, see ADDRESSES).
+   from a client address of its own, see CLIENTS).
    BENCH_THREADS client threads on keep-alive connections, the sides alternated for
    BENCH_ROUNDS rounds of BENCH_SECONDS each; the bodies are checked equal first (but the
    count, an estimate on this archive). BENCH_BEFORE_ROOT=<a checkout> adds that checkout's
@@ -451,7 +451,7 @@ def side_by_side(detail: str) -> None:
         "WEB_CONCURRENCY": "1",
         "PYTHONPATH": str(ROOT),
         "NUM_PROXIES": "1",
-        "PUBLIC_API_THROTTLE_RATE": "120/min",  # the default; see ADDRESSES
+        "PUBLIC_API_THROTTLE_RATE": "120/min",  # the default; see CLIENTS
     }
     with tempfile.TemporaryDirectory(prefix="minimal-django-") as folder:
         write_minimal_project(Path(folder))
@@ -543,11 +543,16 @@ def wait_for(port: int) -> None:
 # client's requests of the last minute (DRF's sliding window, a list per client), so one
 # client at a rate no client may reach would make every request read and write a list of
 # thousands; a real client stays under the rate. The project sides trust one proxy.
-ADDRESSES = (f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}" for n in itertools.count(1))
+# (A counter, not a generator: the client threads draw from it at once.)
+CLIENTS = itertools.count(1)
 
 
 def fetch(connection: http.client.HTTPConnection, path: str) -> tuple[int, bytes, dict]:
-    headers = {"Host": "localhost", "X-Forwarded-For": next(ADDRESSES)}
+    n = next(CLIENTS)
+    headers = {
+        "Host": "localhost",
+        "X-Forwarded-For": f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}",
+    }
     connection.request("GET", path, headers=headers)
     response = connection.getresponse()
     body = response.read()
