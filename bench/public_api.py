@@ -21,7 +21,8 @@ Three parts (BENCH_PARTS, default "123"):
    BENCH_ROUNDS rounds of BENCH_SECONDS each; the bodies are checked equal first (but the
    count, an estimate on this archive). BENCH_BEFORE_ROOT=<a checkout> adds that checkout's
    project as a third side (e.g. main before a change).
-3. The profile of a runway detail request through the project's WSGI handler.
+3. The CPU time of a runway list page and a detail through the project's WSGI handler, and
+   where cProfile finds it spent.
 
 The figures and their history: bench/README.md.
 
@@ -161,7 +162,8 @@ def main() -> None:
     if "2" in parts:
         side_by_side(paths["runway detail (18 images)"])
     if "3" in parts:
-        profile(paths["runway detail (18 images)"])
+        profile("A runway list page (20)", paths["runways, page 1"])
+        profile("A runway detail (18 images)", paths["runway detail (18 images)"])
 
 
 def endpoints() -> dict[str, str]:
@@ -582,10 +584,26 @@ def requests_per_second(port: int, path: str) -> float:
     return sum(done) / (time.monotonic() - started)
 
 
-def profile(path: str, repeat: int = 300) -> None:
-    """cProfile (CPU time) of `repeat` runs of one detail request through the project's WSGI
-    handler (its middleware, DRF, the throttle in Redis, the ETag; the request line is logged
-    at INFO, to a discarded stream)."""
+# What a request's CPU time is spent on: the cumulative time of these functions (file, name;
+# the outermost call when several match), the rest being everything else the request does
+# (the middleware, DRF's request and response, rendering, the ETag, the request line).
+PARTS = {
+    "DRF serializers": ("rest_framework/serializers.py", "data"),
+    "the ORM (a detail's record and images)": ("rest_framework/generics.py", "get_object"),
+    "the ORM and pagination (page, covers, count)": (
+        "rest_framework/generics.py",
+        "paginate_queryset",
+    ),
+    "django-filter": ("django_filters/filterset.py", "qs"),
+    "the throttle (Redis)": ("rest_framework/views.py", "check_throttles"),
+}
+
+
+def profile(label: str, path: str, repeat: int = 300) -> None:
+    """CPU time of `repeat` runs of one request through the project's WSGI handler (its
+    middleware, DRF, the throttle in Redis, the ETag; the request line is logged at INFO, to
+    a discarded stream), each from a client address of its own; then cProfile's shares of it
+    (PARTS) and the functions with the most own time."""
     import logging
 
     from django.core.servers.basehttp import get_internal_wsgi_application
@@ -601,18 +619,26 @@ def profile(path: str, repeat: int = 300) -> None:
         "SERVER_PORT": "80",
         "SERVER_PROTOCOL": "HTTP/1.1",
         "HTTP_HOST": "localhost",
-        "REMOTE_ADDR": "127.0.0.1",
         "wsgi.url_scheme": "http",
     }
 
     def one() -> None:
-        response = application({**environ, "wsgi.input": io.BytesIO()}, lambda *args: None)
+        n = next(CLIENTS)
+        address = f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}"
+        request = {**environ, "REMOTE_ADDR": address, "wsgi.input": io.BytesIO()}
+        response = application(request, lambda *args: None)
         b"".join(response)
         response.close()
 
     for _ in range(20):
         one()  # warm: connections, imports
     # CPU time, not wall time: on a busy machine the waits are whatever the others make them.
+    cpu = []
+    for _ in range(3):
+        started = time.process_time()
+        for _ in range(repeat):
+            one()
+        cpu.append((time.process_time() - started) / repeat)
     profiler = cProfile.Profile(time.process_time)
     profiler.enable()
     for _ in range(repeat):
@@ -620,16 +646,28 @@ def profile(path: str, repeat: int = 300) -> None:
     profiler.disable()
     stats = pstats.Stats(profiler, stream=io.StringIO())
     total = stats.total_tt  # type: ignore[attr-defined]
+    entries = stats.stats.items()  # type: ignore[attr-defined]
     print(
-        f"\n   Profile of a runway detail request ({repeat} runs, cProfile of CPU time, "
-        f"{total / repeat * 1000:.2f} ms each under the profiler), the most own time:"
+        f"\n3. {label}: {min(cpu) * 1000:.2f} ms of CPU per request (best of 3 x {repeat}); "
+        f"under cProfile ({total / repeat * 1000:.2f} ms each):"
     )
-    rows = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)  # type: ignore[attr-defined]
-    for (filename, line, name), (_, calls, own, _, _) in rows[:20]:
+    rest = total
+    for part, (suffix, name) in PARTS.items():
+        spent = max(
+            (ct for (f, _, n), (_, _, _, ct, _) in entries if f.endswith(suffix) and n == name),
+            default=0.0,
+        )
+        if spent:
+            rest -= spent
+            print(f"   {spent / total * 100:5.1f} %  {part}")
+    print(f"   {rest / total * 100:5.1f} %  the rest")
+    print("   The most own time:")
+    rows = sorted(entries, key=lambda item: item[1][2], reverse=True)
+    for (filename, line, name), (_, calls, own, _, _) in rows[:12]:
         where = filename.replace(str(ROOT) + "/", "").split("site-packages/")[-1]
         print(
             f"   {own / total * 100:5.1f} %  {own / repeat * 1e6:6.1f} us  "
-            f"{calls / repeat:4.1f}x  {name} ({where}:{line})"
+            f"{calls / repeat:5.1f}x  {name} ({where}:{line})"
         )
 
 
