@@ -20,7 +20,8 @@ Three parts (BENCH_PARTS, default "123"):
    BENCH_THREADS client threads on keep-alive connections, the sides alternated for
    BENCH_ROUNDS rounds of BENCH_SECONDS each; the bodies are checked equal first (but the
    count, an estimate on this archive). BENCH_BEFORE_ROOT=<a checkout> adds that checkout's
-   project as a third side (e.g. main before a change).
+   project as a third side (e.g. main before a change). With each side's rate, the CPU time
+   its gunicorn worker spent per request.
 3. The CPU time of a runway list page and a detail through the project's WSGI handler, and
    where cProfile finds it spent.
 
@@ -466,18 +467,18 @@ def side_by_side(detail: str) -> None:
             sides["before"] = (Path(BEFORE), {**env, "PYTHONPATH": BEFORE}, None)
         ports = {side: free_port() for side in sides}
         with open(Path(folder) / "project.log", "wb") as log:
-            servers = [
-                gunicorn(ports[side], cwd, side_env, app, log)
+            servers = {
+                side: gunicorn(ports[side], cwd, side_env, app, log)
                 for side, (cwd, side_env, app) in sides.items()
-            ]
+            }
             try:
                 for port in ports.values():
                     wait_for(port)
                 for label, path in pairs:
                     same_body(ports["project"], ports["minimal app"], path)
-                    compare(label, ports, path)
+                    compare(label, ports, servers, path)
             finally:
-                for server in servers:
+                for server in servers.values():
                     server.terminate()
                     server.wait(timeout=30)
         lines = (Path(folder) / "project.log").read_text().count("config.requests")
@@ -502,14 +503,22 @@ def same_body(project: int, minimal: int, path: str) -> None:
         )
 
 
-def compare(label: str, ports: dict[str, int], path: str) -> None:
+def compare(
+    label: str, ports: dict[str, int], servers: dict[str, subprocess.Popen], path: str
+) -> None:
     """Requests/s of each side, alternated round by round (each round started by the next
-    side in turn); the ratio of each project side to the minimal app."""
+    side in turn); the ratio of each project side to the minimal app; and the CPU time its
+    gunicorn worker spent per request (the rest of the machine's is PostgreSQL's, Redis's and
+    the clients')."""
     rates: dict[str, list[float]] = {side: [] for side in ports}
+    cpu: dict[str, list[float]] = {side: [] for side in ports}
     sides = list(ports.items())
     for n in range(ROUNDS):
         for side, port in sides[n % len(sides) :] + sides[: n % len(sides)]:
-            rates[side].append(requests_per_second(port, path))
+            before = worker_cpu(servers[side].pid)
+            requests, seconds = requests_in(port, path)
+            rates[side].append(requests / seconds)
+            cpu[side].append((worker_cpu(servers[side].pid) - before) / requests)
     minimal = rates["minimal app"]
     text = [f"minimal app {statistics.median(minimal):6.0f}/s"]
     for side, values in rates.items():
@@ -522,6 +531,21 @@ def compare(label: str, ports: dict[str, int], path: str) -> None:
             f"(rounds' median {paired:.2f}x)"
         )
     print(f"  {label:<19} " + "   ".join(text))
+    worker = ", ".join(f"{side} {statistics.median(v) * 1000:.2f}" for side, v in cpu.items())
+    print(f"  {'':<19} worker CPU per request (ms): {worker}")
+
+
+def worker_cpu(master: int) -> float:
+    """CPU seconds (user and system) the gunicorn workers of `master` have used (Linux)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # a process that ended meanwhile
+            continue
+        if int(fields[1]) == master:  # its parent
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def free_port() -> int:
@@ -561,7 +585,8 @@ def fetch(connection: http.client.HTTPConnection, path: str) -> tuple[int, bytes
     return response.status, body, dict(response.getheaders())
 
 
-def requests_per_second(port: int, path: str) -> float:
+def requests_in(port: int, path: str) -> tuple[int, float]:
+    """The requests THREADS clients made in SECONDS, and the seconds it took them."""
     done = [0] * THREADS
     stop = time.monotonic() + SECONDS
 
@@ -581,7 +606,7 @@ def requests_per_second(port: int, path: str) -> float:
         thread.start()
     for thread in threads:
         thread.join()
-    return sum(done) / (time.monotonic() - started)
+    return sum(done), time.monotonic() - started
 
 
 # What a request's CPU time is spent on: the cumulative time of these functions (file, name;
