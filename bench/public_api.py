@@ -16,12 +16,14 @@ Three parts (BENCH_PARTS, default "123"):
    same queries, json.dumps), both under gunicorn with config/gunicorn.py, 1 worker x
    BENCH_THREADS threads; the project as deployed (DEBUG off, its middleware, a request line
    per request, the throttle on in Redis at its default rate, ETags, metrics; each request
-   from a client address of its own, see ADDRESSES).
+   from a client address of its own, see CLIENTS).
    BENCH_THREADS client threads on keep-alive connections, the sides alternated for
    BENCH_ROUNDS rounds of BENCH_SECONDS each; the bodies are checked equal first (but the
    count, an estimate on this archive). BENCH_BEFORE_ROOT=<a checkout> adds that checkout's
-   project as a third side (e.g. main before a change).
-3. The profile of a runway detail request through the project's WSGI handler.
+   project as a third side (e.g. main before a change). With each side's rate, the CPU time
+   its gunicorn worker spent per request.
+3. The CPU time of a runway list page and a detail through the project's WSGI handler, and
+   where cProfile finds it spent.
 
 The figures and their history: bench/README.md.
 
@@ -161,7 +163,8 @@ def main() -> None:
     if "2" in parts:
         side_by_side(paths["runway detail (18 images)"])
     if "3" in parts:
-        profile(paths["runway detail (18 images)"])
+        profile("A runway list page (20)", paths["runways, page 1"])
+        profile("A runway detail (18 images)", paths["runway detail (18 images)"])
 
 
 def endpoints() -> dict[str, str]:
@@ -451,7 +454,7 @@ def side_by_side(detail: str) -> None:
         "WEB_CONCURRENCY": "1",
         "PYTHONPATH": str(ROOT),
         "NUM_PROXIES": "1",
-        "PUBLIC_API_THROTTLE_RATE": "120/min",  # the default; see ADDRESSES
+        "PUBLIC_API_THROTTLE_RATE": "120/min",  # the default; see CLIENTS
     }
     with tempfile.TemporaryDirectory(prefix="minimal-django-") as folder:
         write_minimal_project(Path(folder))
@@ -464,18 +467,18 @@ def side_by_side(detail: str) -> None:
             sides["before"] = (Path(BEFORE), {**env, "PYTHONPATH": BEFORE}, None)
         ports = {side: free_port() for side in sides}
         with open(Path(folder) / "project.log", "wb") as log:
-            servers = [
-                gunicorn(ports[side], cwd, side_env, app, log)
+            servers = {
+                side: gunicorn(ports[side], cwd, side_env, app, log)
                 for side, (cwd, side_env, app) in sides.items()
-            ]
+            }
             try:
                 for port in ports.values():
                     wait_for(port)
                 for label, path in pairs:
                     same_body(ports["project"], ports["minimal app"], path)
-                    compare(label, ports, path)
+                    compare(label, ports, servers, path)
             finally:
-                for server in servers:
+                for server in servers.values():
                     server.terminate()
                     server.wait(timeout=30)
         lines = (Path(folder) / "project.log").read_text().count("config.requests")
@@ -500,14 +503,22 @@ def same_body(project: int, minimal: int, path: str) -> None:
         )
 
 
-def compare(label: str, ports: dict[str, int], path: str) -> None:
+def compare(
+    label: str, ports: dict[str, int], servers: dict[str, subprocess.Popen], path: str
+) -> None:
     """Requests/s of each side, alternated round by round (each round started by the next
-    side in turn); the ratio of each project side to the minimal app."""
+    side in turn); the ratio of each project side to the minimal app; and the CPU time its
+    gunicorn worker spent per request (the rest of the machine's is PostgreSQL's, Redis's and
+    the clients')."""
     rates: dict[str, list[float]] = {side: [] for side in ports}
+    cpu: dict[str, list[float]] = {side: [] for side in ports}
     sides = list(ports.items())
     for n in range(ROUNDS):
         for side, port in sides[n % len(sides) :] + sides[: n % len(sides)]:
-            rates[side].append(requests_per_second(port, path))
+            before = worker_cpu(servers[side].pid)
+            requests, seconds = requests_in(port, path)
+            rates[side].append(requests / seconds)
+            cpu[side].append((worker_cpu(servers[side].pid) - before) / requests)
     minimal = rates["minimal app"]
     text = [f"minimal app {statistics.median(minimal):6.0f}/s"]
     for side, values in rates.items():
@@ -520,6 +531,21 @@ def compare(label: str, ports: dict[str, int], path: str) -> None:
             f"(rounds' median {paired:.2f}x)"
         )
     print(f"  {label:<19} " + "   ".join(text))
+    worker = ", ".join(f"{side} {statistics.median(v) * 1000:.2f}" for side, v in cpu.items())
+    print(f"  {'':<19} worker CPU per request (ms): {worker}")
+
+
+def worker_cpu(master: int) -> float:
+    """CPU seconds (user and system) the gunicorn workers of `master` have used (Linux)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # a process that ended meanwhile
+            continue
+        if int(fields[1]) == master:  # its parent
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def free_port() -> int:
@@ -543,18 +569,24 @@ def wait_for(port: int) -> None:
 # client's requests of the last minute (DRF's sliding window, a list per client), so one
 # client at a rate no client may reach would make every request read and write a list of
 # thousands; a real client stays under the rate. The project sides trust one proxy.
-ADDRESSES = (f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}" for n in itertools.count(1))
+# (A counter, not a generator: the client threads draw from it at once.)
+CLIENTS = itertools.count(1)
 
 
 def fetch(connection: http.client.HTTPConnection, path: str) -> tuple[int, bytes, dict]:
-    headers = {"Host": "localhost", "X-Forwarded-For": next(ADDRESSES)}
+    n = next(CLIENTS)
+    headers = {
+        "Host": "localhost",
+        "X-Forwarded-For": f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}",
+    }
     connection.request("GET", path, headers=headers)
     response = connection.getresponse()
     body = response.read()
     return response.status, body, dict(response.getheaders())
 
 
-def requests_per_second(port: int, path: str) -> float:
+def requests_in(port: int, path: str) -> tuple[int, float]:
+    """The requests THREADS clients made in SECONDS, and the seconds it took them."""
     done = [0] * THREADS
     stop = time.monotonic() + SECONDS
 
@@ -574,13 +606,33 @@ def requests_per_second(port: int, path: str) -> float:
         thread.start()
     for thread in threads:
         thread.join()
-    return sum(done) / (time.monotonic() - started)
+    return sum(done), time.monotonic() - started
 
 
-def profile(path: str, repeat: int = 300) -> None:
-    """cProfile (CPU time) of `repeat` runs of one detail request through the project's WSGI
-    handler (its middleware, DRF, the throttle in Redis, the ETag; the request line is logged
-    at INFO, to a discarded stream)."""
+# What a request's CPU time is spent on: the cumulative time of these functions (file, name;
+# the outermost call when several match; a part's functions are called one after the other),
+# the rest being everything else the request does (the middleware, DRF's request and
+# response, rendering, the ETag, the request line).
+PARTS = {
+    "DRF serializers": [("rest_framework/serializers.py", "data")],
+    "the ORM (a detail's record and images)": [("rest_framework/generics.py", "get_object")],
+    "the ORM and pagination (page, covers, count)": [
+        ("rest_framework/generics.py", "paginate_queryset")
+    ],
+    "django-filter": [
+        ("django_filters/rest_framework/backends.py", "get_filterset"),
+        ("django_filters/filterset.py", "is_valid"),
+        ("django_filters/filterset.py", "qs"),
+    ],
+    "the throttle (Redis)": [("rest_framework/views.py", "check_throttles")],
+}
+
+
+def profile(label: str, path: str, repeat: int = 300) -> None:
+    """CPU time of `repeat` runs of one request through the project's WSGI handler (its
+    middleware, DRF, the throttle in Redis, the ETag; the request line is logged at INFO, to
+    a discarded stream), each from a client address of its own; then cProfile's shares of it
+    (PARTS) and the functions with the most own time."""
     import logging
 
     from django.core.servers.basehttp import get_internal_wsgi_application
@@ -596,18 +648,26 @@ def profile(path: str, repeat: int = 300) -> None:
         "SERVER_PORT": "80",
         "SERVER_PROTOCOL": "HTTP/1.1",
         "HTTP_HOST": "localhost",
-        "REMOTE_ADDR": "127.0.0.1",
         "wsgi.url_scheme": "http",
     }
 
     def one() -> None:
-        response = application({**environ, "wsgi.input": io.BytesIO()}, lambda *args: None)
+        n = next(CLIENTS)
+        address = f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}"
+        request = {**environ, "REMOTE_ADDR": address, "wsgi.input": io.BytesIO()}
+        response = application(request, lambda *args: None)
         b"".join(response)
         response.close()
 
     for _ in range(20):
         one()  # warm: connections, imports
     # CPU time, not wall time: on a busy machine the waits are whatever the others make them.
+    cpu = []
+    for _ in range(3):
+        started = time.process_time()
+        for _ in range(repeat):
+            one()
+        cpu.append((time.process_time() - started) / repeat)
     profiler = cProfile.Profile(time.process_time)
     profiler.enable()
     for _ in range(repeat):
@@ -615,16 +675,31 @@ def profile(path: str, repeat: int = 300) -> None:
     profiler.disable()
     stats = pstats.Stats(profiler, stream=io.StringIO())
     total = stats.total_tt  # type: ignore[attr-defined]
+    entries = stats.stats.items()  # type: ignore[attr-defined]
     print(
-        f"\n   Profile of a runway detail request ({repeat} runs, cProfile of CPU time, "
-        f"{total / repeat * 1000:.2f} ms each under the profiler), the most own time:"
+        f"\n3. {label}: {min(cpu) * 1000:.2f} ms of CPU per request (best of 3 x {repeat}); "
+        f"under cProfile ({total / repeat * 1000:.2f} ms each):"
     )
-    rows = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)  # type: ignore[attr-defined]
-    for (filename, line, name), (_, calls, own, _, _) in rows[:20]:
+    rest = total
+    for part, functions in PARTS.items():
+        spent = sum(
+            max(
+                (ct for (f, _, n), (_, _, _, ct, _) in entries if f.endswith(suffix) and n == name),
+                default=0.0,
+            )
+            for suffix, name in functions
+        )
+        if spent:
+            rest -= spent
+            print(f"   {spent / total * 100:5.1f} %  {part}")
+    print(f"   {rest / total * 100:5.1f} %  the rest")
+    print("   The most own time:")
+    rows = sorted(entries, key=lambda item: item[1][2], reverse=True)
+    for (filename, line, name), (_, calls, own, _, _) in rows[:12]:
         where = filename.replace(str(ROOT) + "/", "").split("site-packages/")[-1]
         print(
             f"   {own / total * 100:5.1f} %  {own / repeat * 1e6:6.1f} us  "
-            f"{calls / repeat:4.1f}x  {name} ({where}:{line})"
+            f"{calls / repeat:5.1f}x  {name} ({where}:{line})"
         )
 
 

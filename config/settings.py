@@ -217,12 +217,13 @@ RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 # The public API's throttle counts each client in the cache, shared by the web processes:
 # Redis whenever REDIS_URL is set, else local memory (the embedded mode's one process). Short
 # timeouts: a Redis that hangs must not hang requests (publicapi.throttling lets them through).
+# django-redis keeps its client and one pool per process (Django's builds a client per call).
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": REDIS_URL,
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 1},
         }
     }
 else:

@@ -4,7 +4,7 @@ is not published and live can be served (the views decide; see publicapi/sql.py)
 Query counts are fixed, whatever the page or album size: a list page is its rows, their
 covers (one query for the page, not a join over the whole list: PostgreSQL would join every
 public image before sorting and cutting the page) and, unless it is the last page, the capped
-count (publicapi.pagination); a detail is the record with its cover, and its images.
+count (publicapi.pagination); a detail is the record, and its images (its cover among them).
 """
 
 from collections.abc import Mapping
@@ -75,14 +75,18 @@ class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
         return queryset
 
     def list(self, request, *args, **kwargs):
-        # The filters' errors and the page's in one 400; the filterset made once.
-        filterset = DjangoFilterBackend().get_filterset(request, self.get_queryset(), self)
+        # The filters' errors and the page's in one 400; the filterset made once, and only
+        # when the request names a filter (with none, it would validate and filter nothing).
+        queryset = self.get_queryset()
         errors = self.paginator.query_errors(request)  # type: ignore[union-attr]
-        if not filterset.is_valid():
-            errors = {**filter_utils.translate_validation(filterset.errors).detail, **errors}
+        if not request.query_params.keys().isdisjoint(self.filterset_class.base_filters):
+            filterset = DjangoFilterBackend().get_filterset(request, queryset, self)
+            if not filterset.is_valid():
+                errors = {**filter_utils.translate_validation(filterset.errors).detail, **errors}
+            queryset = filterset.qs
         if errors:
             raise ValidationError(errors)
-        page = self.paginate_queryset(filterset.qs)
+        page = self.paginate_queryset(queryset)
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
 
@@ -97,9 +101,7 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
         records = self.record_model._default_manager.order_by(*NEWEST_FIRST)
         if self.action == "retrieve":
             images = self.image_model._default_manager.order_by(*ALBUM_ORDER)
-            return records.select_related("cover").prefetch_related(
-                Prefetch("images", queryset=images)
-            )
+            return records.prefetch_related(Prefetch("images", queryset=images))
         if self.action == "list":
             return records.prefetch_related("cover")
         return records
@@ -108,7 +110,12 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
         # More digits than any id (a bigint; SQLite's driver would overflow): not public.
         if len(self.kwargs[self.lookup_field]) > 18:
             raise NotFound()
-        return super().get_object()
+        record = super().get_object()
+        # The view shows a cover only while it is one of the record's live images: taken from
+        # them rather than joined again.
+        images = record.images.all()
+        record.cover = next((image for image in images if image.pk == record.cover_id), None)
+        return record
 
     @action(detail=False, url_path="facets")
     def list_facets(self, request):

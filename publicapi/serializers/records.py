@@ -1,22 +1,32 @@
-"""Runways, street snaps and brands, as lists and details show them, and the home page."""
+"""Runways, street snaps and brands, as lists and details show them, and the home page.
+
+Plain read-only serializers with their fields declared (see publicapi.serializers.images).
+"""
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from publicapi.grouping import group_details, group_looks
-from publicapi.models import PublicBrand, PublicRunway, PublicStreetSnap
 from publicapi.serializers.images import RunwayImageSerializer, StreetSnapImageSerializer
 
-ALBUM_HELP = {
-    "id": {"help_text": "The album's id; it never changes."},
-    "title": {"help_text": "As published; may be empty."},
-    "description": {"help_text": "Plain text; may be empty."},
-    "image_count": {"help_text": "How many images the album shows."},
-    "published_at": {
-        "help_text": "When it was first published (UTC). Null only for some imported albums."
-    },
-}
+ID_HELP = "The album's id; it never changes."
+TITLE_HELP = "As published; may be empty."
+DESCRIPTION_HELP = "Plain text; may be empty."
+IMAGE_COUNT_HELP = "How many images the album shows."
+PUBLISHED_AT_HELP = "When it was first published (UTC). Null only for some imported albums."
 COVER_HELP = "The album's cover image, or null."
+
+
+def text(help_text: str | None = None):
+    return serializers.CharField(read_only=True, help_text=help_text)
+
+
+def integer(help_text: str | None = None):
+    return serializers.IntegerField(read_only=True, help_text=help_text)
+
+
+def timestamp(help_text: str):
+    return serializers.DateTimeField(read_only=True, allow_null=True, help_text=help_text)
 
 
 class BrandRefSerializer(serializers.Serializer):
@@ -26,36 +36,20 @@ class BrandRefSerializer(serializers.Serializer):
     name = serializers.CharField(source="brand_name", read_only=True)
 
 
-class RunwaySerializer(serializers.ModelSerializer):
+class RunwaySerializer(serializers.Serializer):
     """A runway as lists show it."""
 
+    id = integer(ID_HELP)
     brand = BrandRefSerializer(source="*", read_only=True)
+    season_code = text("Normalized, e.g. `FW24`, `SS25`.")
+    season = text("As the show names it, e.g. `Fall/Winter 2024`.")
+    year = integer()
+    collection_type = text("e.g. `ready-to-wear`, `couture`, `menswear`, `resort`.")
+    title = text(TITLE_HELP)
+    description = text(DESCRIPTION_HELP)
     cover = RunwayImageSerializer(read_only=True, allow_null=True, help_text=COVER_HELP)
-
-    class Meta:
-        model = PublicRunway
-        fields = [
-            "id",
-            "brand",
-            "season_code",
-            "season",
-            "year",
-            "collection_type",
-            "title",
-            "description",
-            "cover",
-            "image_count",
-            "published_at",
-        ]
-        read_only_fields = fields
-        extra_kwargs = {
-            **ALBUM_HELP,
-            "season_code": {"help_text": "Normalized, e.g. `FW24`, `SS25`."},
-            "season": {"help_text": "As the show names it, e.g. `Fall/Winter 2024`."},
-            "collection_type": {
-                "help_text": "e.g. `ready-to-wear`, `couture`, `menswear`, `resort`."
-            },
-        }
+    image_count = integer(IMAGE_COUNT_HELP)
+    published_at = timestamp(PUBLISHED_AT_HELP)
 
 
 class LookSerializer(serializers.Serializer):
@@ -74,10 +68,6 @@ class RunwayDetailSerializer(RunwaySerializer):
     images = RunwayImageSerializer(many=True, read_only=True)
     looks = serializers.SerializerMethodField()
 
-    class Meta(RunwaySerializer.Meta):
-        fields = [*RunwaySerializer.Meta.fields, "images", "looks"]
-        read_only_fields = fields
-
     @extend_schema_field(LookSerializer(many=True))
     def get_looks(self, runway) -> list[dict]:
         return [
@@ -86,30 +76,18 @@ class RunwayDetailSerializer(RunwaySerializer):
         ]
 
 
-class StreetSnapSerializer(serializers.ModelSerializer):
+class StreetSnapSerializer(serializers.Serializer):
     """A street-style album as lists show it."""
 
+    id = integer(ID_HELP)
+    city = text()
+    year = integer("0 = unknown (legacy albums only).")
+    month = integer("1-12; 0 = unknown.")
+    title = text(TITLE_HELP)
+    description = text(DESCRIPTION_HELP)
     cover = StreetSnapImageSerializer(read_only=True, allow_null=True, help_text=COVER_HELP)
-
-    class Meta:
-        model = PublicStreetSnap
-        fields = [
-            "id",
-            "city",
-            "year",
-            "month",
-            "title",
-            "description",
-            "cover",
-            "image_count",
-            "published_at",
-        ]
-        read_only_fields = fields
-        extra_kwargs = {
-            **ALBUM_HELP,
-            "year": {"help_text": "0 = unknown (legacy albums only)."},
-            "month": {"help_text": "1-12; 0 = unknown."},
-        }
+    image_count = integer(IMAGE_COUNT_HELP)
+    published_at = timestamp(PUBLISHED_AT_HELP)
 
 
 class GroupSerializer(serializers.Serializer):
@@ -129,10 +107,6 @@ class StreetSnapDetailSerializer(StreetSnapSerializer):
     images = StreetSnapImageSerializer(many=True, read_only=True)
     groups = serializers.SerializerMethodField()
 
-    class Meta(StreetSnapSerializer.Meta):
-        fields = [*StreetSnapSerializer.Meta.fields, "images", "groups"]
-        read_only_fields = fields
-
     @extend_schema_field(GroupSerializer(many=True))
     def get_groups(self, snap) -> list[dict]:
         return [
@@ -141,29 +115,24 @@ class StreetSnapDetailSerializer(StreetSnapSerializer):
         ]
 
 
-class BrandSerializer(serializers.ModelSerializer):
+class BrandSerializer(serializers.Serializer):
     """A brand with at least one published runway."""
 
-    class Meta:
-        model = PublicBrand
-        fields = ["slug", "name", "is_featured", "runway_count", "latest_published_at"]
-        read_only_fields = fields
-        extra_kwargs = {
-            "slug": {"help_text": "The brand's id in URLs and in the runway filter `brand`."},
-            "is_featured": {"help_text": "Chosen by the editors for the home page."},
-            "runway_count": {"help_text": "How many published runways it has (at least 1)."},
-            "latest_published_at": {"help_text": "When its newest runway was published."},
-        }
+    slug = serializers.SlugField(
+        read_only=True, help_text="The brand's id in URLs and in the runway filter `brand`."
+    )
+    name = text()
+    is_featured = serializers.BooleanField(
+        read_only=True, help_text="Chosen by the editors for the home page."
+    )
+    runway_count = integer("How many published runways it has (at least 1).")
+    latest_published_at = timestamp("When its newest runway was published.")
 
 
 class BrandDetailSerializer(BrandSerializer):
     """A brand with all its published runways, newest first."""
 
     runways = RunwaySerializer(many=True, read_only=True)
-
-    class Meta(BrandSerializer.Meta):
-        fields = [*BrandSerializer.Meta.fields, "runways"]
-        read_only_fields = fields
 
 
 class IndexSerializer(serializers.Serializer):

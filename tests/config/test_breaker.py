@@ -16,9 +16,9 @@ from tests.factories import IngestJobFactory
 def hung_cache(hung_redis) -> dict:
     return {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": hung_redis.url,
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},  # as in production
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 1},  # as in production
         }
     }
 

@@ -1,5 +1,6 @@
 """The project's runserver (config.server): TCP_NODELAY on each client connection, and a
-client connection's thread closes its database and Redis connections when the client goes."""
+client connection's thread closes its database connections when the client goes, and Redis
+connections are the process's pool's, not one per client."""
 
 import http.client
 import os
@@ -104,13 +105,14 @@ def test_runserver_keeps_no_connection_of_a_client_that_went():
             assert response.status == 200
 
         # Each client's thread closed its connections as it ended (the last thread may still
-        # be closing its own: waited for, a few seconds at most).
+        # be closing its own: waited for, a few seconds at most). Redis: the one connection
+        # the process's pool keeps for the next client, whatever the number of clients gone.
         for _ in range(100):
-            if server_connections(database) == 0 and redis_clients(redis_url, name) == 0:
+            if server_connections(database) == 0:
                 break
             time.sleep(0.1)
         assert server_connections(database) == 0
-        assert redis_clients(redis_url, name) == 0
+        assert redis_clients(redis_url, name) <= 1
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -296,9 +296,7 @@ def test_the_cache_is_redis_when_redis_url_is_set_and_local_memory_otherwise():
     script = "from django.conf import settings as s; print(s.CACHES['default']['BACKEND'])"
 
     assert run_with_settings(script, {}) == "django.core.cache.backends.locmem.LocMemCache"
-    assert run_with_settings(script, {"REDIS_URL": REDIS_URL}) == (
-        "django.core.cache.backends.redis.RedisCache"
-    )
+    assert run_with_settings(script, {"REDIS_URL": REDIS_URL}) == "django_redis.cache.RedisCache"
 
 
 @pytest.fixture
@@ -307,7 +305,7 @@ def redis_cache(settings):
     prefix = f"test-publicapi-{uuid.uuid4().hex}"
     settings.CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": prefix,
         }
@@ -344,10 +342,10 @@ def test_throttle_counts_live_in_redis_so_every_web_process_shares_them(
 def test_an_unreachable_cache_lets_requests_through(client, settings, caplog):
     settings.CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "django_redis.cache.RedisCache",
             # Nothing listens on port 1: the connection is refused at once.
             "LOCATION": "redis://127.0.0.1:1/0",
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 1},
         }
     }
     settings.REST_FRAMEWORK = {
