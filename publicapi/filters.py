@@ -13,6 +13,14 @@ from publicapi import search
 from publicapi.models import PublicBrand, PublicRunway, PublicStreetSnap
 
 EMPTY_MESSAGE = "Give a value, or leave the parameter out."
+ONCE_MESSAGE = "Give this parameter once."
+
+
+def given_twice(query_params, names) -> dict[str, list[str]]:
+    """The parameters among ``names`` the query gives more than once: each takes one value,
+    and reading only the last (``?year=abc&year=2020``) would answer a query with a bad value
+    as if it had none."""
+    return {name: [ONCE_MESSAGE] for name in names if len(query_params.getlist(name)) > 1}
 
 
 class RequireValue(forms.Field):

@@ -6,6 +6,8 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
+from publicapi.filters import given_twice
+
 MAX_PAGE_SIZE = 100
 # `count` is exact up to this many results; beyond, PostgreSQL's estimate (docs/api.md).
 EXACT_COUNT_LIMIT = 1000
@@ -56,11 +58,12 @@ class PublicPagination(PageNumberPagination):
 
     def query_errors(self, request) -> dict[str, list[str]]:
         """The bad `page` and `page_size` values of the request, by name."""
+        names = (self.page_query_param, self.page_size_query_param)
         return {
             name: [WHOLE_NUMBER]
-            for name in (self.page_query_param, self.page_size_query_param)
+            for name in names
             if name in request.query_params and positive_int(request.query_params[name]) is None
-        }
+        } | given_twice(request.query_params, names)
 
     def get_page_size(self, request) -> int:
         value = request.query_params.get(self.page_size_query_param)

@@ -20,7 +20,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from publicapi.facets import RUNWAY_FACETS, STREET_SNAP_FACETS, Facet, facet_counts
-from publicapi.filters import BrandFilter, RunwayFilter, StreetSnapFilter
+from publicapi.filters import BrandFilter, RunwayFilter, StreetSnapFilter, given_twice
 from publicapi.http import PublicAPIView
 from publicapi.models import (
     PublicBrand,
@@ -79,6 +79,7 @@ class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
         # when the request names a filter (with none, it would validate and filter nothing).
         queryset = self.get_queryset()
         errors = self.paginator.query_errors(request)  # type: ignore[union-attr]
+        errors |= given_twice(request.query_params, self.filterset_class.base_filters)
         if not request.query_params.keys().isdisjoint(self.filterset_class.base_filters):
             filterset = DjangoFilterBackend().get_filterset(request, queryset, self)
             if not filterset.is_valid():
@@ -119,6 +120,9 @@ class PublicRecordViewSet(PublicReadOnlyViewSet):
 
     @action(detail=False, url_path="facets")
     def list_facets(self, request):
+        twice = given_twice(request.query_params, self.filterset_class.base_filters)
+        if twice:
+            raise ValidationError(twice)
         filterset = self.filterset_class(
             request.query_params, queryset=self.get_queryset(), request=request
         )

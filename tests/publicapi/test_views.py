@@ -532,6 +532,26 @@ def test_every_bad_query_parameter_is_named_in_one_400(client, url, params):
     assert sorted(body["errors"]) == sorted(params)
 
 
+@pytest.mark.parametrize(
+    ("url", "query", "parameter"),
+    [
+        ("/api/v1/runways/", "year=abc&year=2020", "year"),
+        ("/api/v1/runways/", "year=2020&year=2020", "year"),
+        ("/api/v1/runways/", "page=1&page=2", "page"),
+        ("/api/v1/street-snaps/", "page_size=10&page_size=abc", "page_size"),
+        ("/api/v1/brands/", "featured=true&featured=false", "featured"),
+        ("/api/v1/runways/facets/", "brand=acme&brand=", "brand"),
+        ("/api/v1/street-snaps/facets/", "q=a&q=b", "q"),
+    ],
+)
+def test_a_parameter_given_twice_is_a_400_naming_it(client, url, query, parameter):
+    # Reading only the last value would answer ?year=abc&year=2020 as if abc were not there.
+    response = client.get(f"{url}?{query}")
+
+    assert response.status_code == 400
+    assert response.json()["errors"] == {parameter: ["Give this parameter once."]}
+
+
 def test_unknown_query_parameters_are_ignored(client):
     RunwayFactory(published=True)
 
