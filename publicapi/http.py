@@ -7,10 +7,12 @@ must not be cached or throttled like the public archive. CORS is django-cors-hea
 """
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from django.conf import settings
 from django.http import Http404
 from django.middleware.http import ConditionalGetMiddleware
+from django.utils import timezone
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.decorators import decorator_from_middleware
 from rest_framework import exceptions
@@ -27,7 +29,14 @@ from publicapi.throttling import PublicAnonRateThrottle
 conditional_get = decorator_from_middleware(ConditionalGetMiddleware)
 
 
-def set_cache_headers(request, response, tags: Iterable[str] = (), *, lists: bool = False) -> None:
+def set_cache_headers(
+    request,
+    response,
+    tags: Iterable[str] = (),
+    *,
+    lists: bool = False,
+    until: datetime | None = None,
+) -> None:
     """Successful reads may be cached by anyone for PUBLIC_API_CACHE_SECONDS. With a purge
     backend, shared caches may keep a detail EDGE_CACHE_SECONDS (``s-maxage``) and a page
     that lists records (``lists``) EDGE_LIST_SECONDS, and serve it EDGE_GRACE_SECONDS more
@@ -37,13 +46,20 @@ def set_cache_headers(request, response, tags: Iterable[str] = (), *, lists: boo
     Browsers get no grace: an unpublished album leaves their cache within max-age. Errors are
     never stored: a 404 may become a 200 as soon as an editor publishes, and a 429 belongs to
     one client. Behind a proxy that says the scheme, the URLs a response builds depend on it
-    (``Vary: X-Forwarded-Proto``)."""
+    (``Vary: X-Forwarded-Proto``). A response showing an album that expires (``until``, the
+    earliest such expiry) is cached by no one past it, and never served in grace: the
+    expiry's job purges it too, this holds when that job is late."""
     if request.method in ("GET", "HEAD") and 200 <= response.status_code < 300:
-        patch_cache_control(response, public=True, max_age=settings.PUBLIC_API_CACHE_SECONDS)
+        browsers = settings.PUBLIC_API_CACHE_SECONDS
+        edge = settings.EDGE_LIST_SECONDS if lists else settings.EDGE_CACHE_SECONDS
+        left = None if until is None else seconds_until(until)
+        if left is not None:
+            browsers, edge = min(browsers, left), min(edge, left)
+        patch_cache_control(response, public=True, max_age=browsers)
         if settings.EDGE_PURGE_BACKEND:
-            edge = settings.EDGE_LIST_SECONDS if lists else settings.EDGE_CACHE_SECONDS
             patch_cache_control(response, s_maxage=edge)
-            response["X-Edge-Grace"] = str(settings.EDGE_GRACE_SECONDS)
+            if left is None:
+                response["X-Edge-Grace"] = str(settings.EDGE_GRACE_SECONDS)
         value = header_value(tags)
         if value:
             response["Surrogate-Key"] = value
@@ -51,6 +67,12 @@ def set_cache_headers(request, response, tags: Iterable[str] = (), *, lists: boo
         patch_cache_control(response, no_store=True)
     if settings.SECURE_PROXY_SSL_HEADER:
         patch_vary_headers(response, ["X-Forwarded-Proto"])
+
+
+def seconds_until(moment: datetime) -> int:
+    """Whole seconds from now to ``moment``, rounded down (a cache may keep a response that
+    long and no longer), never below 0."""
+    return max(0, int((moment - timezone.now()).total_seconds()))
 
 
 def public_exception_handler(exc, context):
@@ -98,6 +120,12 @@ class PublicAPIView(APIView):
     def as_view(cls, *args, **kwargs):
         return conditional_get(super().as_view(*args, **kwargs))
 
+    def dispatch(self, request, *args, **kwargs):
+        # The expiries to come of the albums this response shows (its serializers add them).
+        # Here, not in setup(): a viewset's view does not call setup().
+        self.expiries: list[datetime] = []
+        return super().dispatch(request, *args, **kwargs)
+
     def get_exception_handler(self):
         return public_exception_handler
 
@@ -107,5 +135,6 @@ class PublicAPIView(APIView):
         action = getattr(self, "action", None)
         if 200 <= response.status_code < 300:
             tags = response_tags(self.cache_kind, action, getattr(response, "data", None))
-        set_cache_headers(request, response, tags, lists=action != "retrieve")
+        until = min(self.expiries, default=None)
+        set_cache_headers(request, response, tags, lists=action != "retrieve", until=until)
         return response

@@ -1,4 +1,6 @@
-"""Unmanaged models over the `public_*` SQL views (created by this app's migrations).
+"""Unmanaged models over the `public_*` SQL views (created by this app's migrations), and the
+API's registry of the record kinds: each view model says its kind, its cache tag's word and
+its images' model, once (PUBLIC_RECORDS, PUBLIC_IMAGES below); nothing else keys by kind.
 
 The public API reads only these. A view holds published, live rows and the live images of
 those rows, and selects an explicit list of public columns, so nothing unpublished and no
@@ -10,6 +12,9 @@ from django.db import DEFAULT_DB_ALIAS, connections, models, router
 
 
 class PublicBrand(models.Model):
+    # Its cache tag: this word and its slug (publicapi.tags; catalog.edge purges by it).
+    tag_word = "brand:"
+
     name = models.CharField(max_length=128)
     slug = models.SlugField(max_length=128)
     is_featured = models.BooleanField()
@@ -26,6 +31,10 @@ class PublicBrand(models.Model):
 
 
 class PublicRunway(models.Model):
+    kind = "runway"
+    # Its cache tag: this word and its id (publicapi.tags; catalog.edge purges by it).
+    tag_word = "runway:"
+
     brand = models.ForeignKey(
         PublicBrand, on_delete=models.DO_NOTHING, db_constraint=False, related_name="runways"
     )
@@ -61,6 +70,9 @@ class PublicRunway(models.Model):
 
 
 class PublicRunwayImage(models.Model):
+    kind = "runway"
+    record_field = "runway"
+
     runway = models.ForeignKey(
         PublicRunway, on_delete=models.DO_NOTHING, db_constraint=False, related_name="images"
     )
@@ -84,6 +96,9 @@ class PublicRunwayImage(models.Model):
 
 
 class PublicStreetSnap(models.Model):
+    kind = "street"
+    tag_word = "street-snap:"
+
     city = models.CharField(max_length=64)
     year = models.IntegerField()
     month = models.IntegerField()
@@ -110,6 +125,9 @@ class PublicStreetSnap(models.Model):
 
 
 class PublicStreetSnapImage(models.Model):
+    kind = "street"
+    record_field = "street_snap"
+
     street_snap = models.ForeignKey(
         PublicStreetSnap, on_delete=models.DO_NOTHING, db_constraint=False, related_name="images"
     )
@@ -135,6 +153,15 @@ class PublicStreetSnapImage(models.Model):
 
     def __str__(self) -> str:
         return self.storage_key
+
+
+# The kinds, by the name the API gives them (a similar image's `kind`).
+PUBLIC_RECORDS: dict[str, type[PublicRunway] | type[PublicStreetSnap]] = {
+    model.kind: model for model in (PublicRunway, PublicStreetSnap)
+}
+PUBLIC_IMAGES: dict[str, type[PublicRunwayImage] | type[PublicStreetSnapImage]] = {
+    model.kind: model for model in (PublicRunwayImage, PublicStreetSnapImage)
+}
 
 
 def public_connection():

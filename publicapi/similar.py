@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
 
-from publicapi.models import public_connection
+from publicapi.models import PUBLIC_IMAGES, public_connection
 
 MAX_RESULTS = 24
 # SQLite's name for hamming() (register_sqlite_functions); PostgreSQL has bit_count.
 HAMMING = "public_hamming"
-KINDS = {"runway": "public_brand_runway_images", "street": "public_street_snap_images"}
 _MASK64 = (1 << 64) - 1
 _BAND_BITS = 16
 _BAND_MASK = (1 << _BAND_BITS) - 1
@@ -66,12 +65,13 @@ def similar_images(kind: str, image_id: int, *, max_distance: int) -> list[Match
     street snaps, then by id), or None if the image is not public."""
     if not 0 < image_id <= _MAX_ID:
         return None
-    record_column = "runway_id" if kind == "runway" else "street_snap_id"
+    images = PUBLIC_IMAGES[kind]
+    record_column = f"{images.record_field}_id"  # the foreign key's column, as Django names it
     with public_connection().cursor() as cursor:
         # The image must be public; its hash may be missing or not comparable (no matches).
         cursor.execute(
             f"SELECT i.{record_column}, h.phash, h.phash_algorithm "  # noqa: S608 - ours
-            f"FROM {KINDS[kind]} i "
+            f"FROM {images._meta.db_table} i "
             "LEFT JOIN public_image_hashes h ON h.kind = %s AND h.id = i.id "
             "WHERE i.id = %s",
             [kind, image_id],

@@ -7,8 +7,10 @@ lists a response shows, so that one purge drops every cached page that showed a 
 Nothing names a whole list: a new publication reaches the lists by their short ``s-maxage``
 (publicapi.http), not by a purge of every list.
 
-The words are catalog.edge's (publicapi does not import catalog; tests/catalog/test_edge.py
-checks both against a real Varnish): a change there purges what these name here.
+The words are the view models' (``tag_word``, publicapi.models) and catalog.edge's, the same
+on each side of the import contract (publicapi does not import catalog;
+tests/catalog/test_edge.py checks both, and against a real Varnish): a change there purges
+what these name here.
 """
 
 import re
@@ -16,29 +18,28 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
-_SAFE = re.compile(r"[A-Za-z0-9:._~-]+")
+from publicapi.models import PUBLIC_RECORDS, PublicBrand, PublicRunway, PublicStreetSnap
 
-RUNWAY_TAG, STREET_SNAP_TAG, BRAND_TAG = "runway:", "street-snap:", "brand:"  # + id or slug
-_RECORD = {"runway": RUNWAY_TAG, "street": STREET_SNAP_TAG}
+_SAFE = re.compile(r"[A-Za-z0-9:._~-]+")
 
 
 def runways_tags(runways: Iterable[Mapping[str, Any]]) -> list[str]:
     """Each runway's tag, then its brand's, runway by runway."""
     tags = []
     for runway in runways:
-        tags.append(f"{RUNWAY_TAG}{runway['id']}")
+        tags.append(f"{PublicRunway.tag_word}{runway['id']}")
         brand = runway.get("brand")
         if brand and brand.get("slug"):
-            tags.append(f"{BRAND_TAG}{brand['slug']}")
+            tags.append(f"{PublicBrand.tag_word}{brand['slug']}")
     return tags
 
 
 def street_snaps_tags(snaps: Iterable[Mapping[str, Any]]) -> list[str]:
-    return [f"{STREET_SNAP_TAG}{snap['id']}" for snap in snaps]
+    return [f"{PublicStreetSnap.tag_word}{snap['id']}" for snap in snaps]
 
 
 def brands_tags(brands: Iterable[Mapping[str, Any]]) -> list[str]:
-    return [f"{BRAND_TAG}{brand['slug']}" for brand in brands]
+    return [f"{PublicBrand.tag_word}{brand['slug']}" for brand in brands]
 
 
 def response_tags(kind: str | None, action: str | None, data: Any) -> list[str]:
@@ -63,9 +64,9 @@ def response_tags(kind: str | None, action: str | None, data: Any) -> list[str]:
         ]
     if kind == "similar":
         return [
-            f"{_RECORD[result['kind']]}{result['record_id']}"
+            f"{PUBLIC_RECORDS[result['kind']].tag_word}{result['record_id']}"
             for result in data.get("results") or []
-            if result.get("kind") in _RECORD
+            if result.get("kind") in PUBLIC_RECORDS
         ]
     return []
 

@@ -23,6 +23,7 @@ from publicapi.facets import RUNWAY_FACETS, STREET_SNAP_FACETS, Facet, facet_cou
 from publicapi.filters import BrandFilter, RunwayFilter, StreetSnapFilter, given_twice
 from publicapi.http import PublicAPIView
 from publicapi.models import (
+    PUBLIC_IMAGES,
     PublicBrand,
     PublicRunway,
     PublicRunwayImage,
@@ -63,6 +64,9 @@ class PublicReadOnlyViewSet(PublicAPIView, viewsets.ReadOnlyModelViewSet):
     detail_serializer_class: type[serializers.BaseSerializer] | None = None
     filterset_class: type[FilterSet]  # django-filter reads it (DjangoFilterBackend)
     facets: list[Facet] = []
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "expiries": self.expiries}
 
     def get_serializer_class(self):
         if self.action == "retrieve" and self.detail_serializer_class is not None:
@@ -250,13 +254,14 @@ class IndexView(PublicAPIView):
             "latest_street_snaps": snaps[:INDEX_LATEST],
             "featured_brands": brands[:INDEX_FEATURED_BRANDS],
         }
-        return Response(IndexSerializer(index, context={"request": request}).data)
+        context = {"request": request, "expiries": self.expiries}
+        return Response(IndexSerializer(index, context=context).data)
 
 
 class SimilarImagesView(PublicAPIView):
     """Public images of other albums, of either kind, that look like this one."""
 
-    kind = "runway"
+    kind: str  # of the image it starts from
     cache_kind = "similar"
 
     def get(self, request, pk: str):
@@ -267,14 +272,16 @@ class SimilarImagesView(PublicAPIView):
         )
         if matches is None:
             raise NotFound()
-        images: dict[str, Mapping[int, Model]] = {
-            "runway": PublicRunwayImage.objects.in_bulk(
-                [m.image_id for m in matches if m.kind == "runway"]
-            ),
-            "street": PublicStreetSnapImage.objects.in_bulk(
-                [m.image_id for m in matches if m.kind == "street"]
-            ),
-        }
+        images: dict[str, Mapping[int, Model]] = {}
+        for kind, model in PUBLIC_IMAGES.items():
+            # With its album (a join of two views): whether its album expires, in one query.
+            albums = model.objects.select_related(model.record_field)
+            images[kind] = albums.in_bulk([m.image_id for m in matches if m.kind == kind])
+            self.expiries += [
+                album.expires_at
+                for image in images[kind].values()
+                if (album := getattr(image, model.record_field)).expires_at is not None
+            ]
         results = [
             {
                 "kind": m.kind,
@@ -292,12 +299,12 @@ class SimilarImagesView(PublicAPIView):
 
 @similar_schema("runway images", "Runway images")
 class RunwayImageSimilarView(SimilarImagesView):
-    kind = "runway"
+    kind = PublicRunwayImage.kind
 
 
 @similar_schema("street snap images", "Street-style images")
 class StreetSnapImageSimilarView(SimilarImagesView):
-    kind = "street"
+    kind = PublicStreetSnapImage.kind
 
 
 @extend_schema(exclude=True)

@@ -10,6 +10,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from publicapi.models import PublicRunwayImage, PublicStreetSnapImage
+
 
 def absolute_url(key: str, request) -> str:
     """The public store's URL of `key`: a bucket's or its CDN's as it is, the local media
@@ -110,6 +112,8 @@ class ImageSerializer(serializers.Serializer):
 class RunwayImageSerializer(ImageSerializer):
     """An image of a runway show."""
 
+    model = PublicRunwayImage
+
     look_index = serializers.IntegerField(
         read_only=True,
         help_text="The look this image shows; its detail shots share the index. 0 when the "
@@ -119,6 +123,8 @@ class RunwayImageSerializer(ImageSerializer):
 
 class StreetSnapImageSerializer(ImageSerializer):
     """An image of a street-style album: a main image, or a detail of one (`parent`)."""
+
+    model = PublicStreetSnapImage
 
     is_detail = serializers.BooleanField(
         read_only=True, help_text="A close-up of the look in its `parent` image."

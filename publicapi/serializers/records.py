@@ -36,7 +36,18 @@ class BrandRefSerializer(serializers.Serializer):
     name = serializers.CharField(source="brand_name", read_only=True)
 
 
-class RunwaySerializer(serializers.Serializer):
+class RecordSerializer(serializers.Serializer):
+    """An album, whatever its kind. Each one shown with an expiry to come (an embargo's end)
+    adds it to the context's ``expiries``, when the view gives one: its response is not
+    cached past the earliest (publicapi.http). The expiry itself is not shown."""
+
+    def to_representation(self, instance):
+        if instance.expires_at is not None and "expiries" in self.context:
+            self.context["expiries"].append(instance.expires_at)
+        return super().to_representation(instance)
+
+
+class RunwaySerializer(RecordSerializer):
     """A runway as lists show it."""
 
     id = integer(ID_HELP)
@@ -76,7 +87,7 @@ class RunwayDetailSerializer(RunwaySerializer):
         ]
 
 
-class StreetSnapSerializer(serializers.Serializer):
+class StreetSnapSerializer(RecordSerializer):
     """A street-style album as lists show it."""
 
     id = integer(ID_HELP)

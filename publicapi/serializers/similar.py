@@ -3,8 +3,13 @@
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
-from publicapi.models import PublicRunwayImage
 from publicapi.serializers.images import RunwayImageSerializer, StreetSnapImageSerializer
+
+# Each kind's image serializer, by the kind its model says.
+IMAGE_SERIALIZERS = {
+    serializer.model.kind: serializer
+    for serializer in (RunwayImageSerializer, StreetSnapImageSerializer)
+}
 
 
 @extend_schema_field(
@@ -22,9 +27,7 @@ class SimilarImageField(serializers.Field):
         super().__init__(**kwargs)
 
     def to_representation(self, value):
-        if isinstance(value, PublicRunwayImage):
-            return RunwayImageSerializer(value, context=self.context).data
-        return StreetSnapImageSerializer(value, context=self.context).data
+        return IMAGE_SERIALIZERS[value.kind](value, context=self.context).data
 
 
 class SimilarImageSerializer(serializers.Serializer):

@@ -20,6 +20,7 @@ from catalog.visibility import media_changes_process
 from ingest import thread_pool
 from publicapi import tags as public_tags
 from review.services import record_approve, record_unpublish
+from tests.catalog.conftest import through
 from tests.edge_support import AppServer, FailingProxy, Varnish
 from tests.support import curator
 from tests.visibility_support import album, keys_of
@@ -95,31 +96,6 @@ def test_too_many_images_for_cloudfront_invalidate_the_media_prefix():
 
 
 # --- Varnish -------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def app_server():
-    server = AppServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def varnish(app_server, tmp_path, settings):
-    cache = Varnish(app_server.port, tmp_path / "varnish")
-    settings.EDGE_PURGE_BACKEND = "http"
-    settings.EDGE_PURGE_URLS = [cache.url]
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"anon": "100000/min"},
-    }
-    yield cache
-    cache.stop()
-
-
-def through(cache: Varnish, path: str) -> tuple[int, str, dict]:
-    status, headers, body = cache.get(path)
-    return status, headers.get("X-Cache", ""), json.loads(body) if body[:1] == b"{" else {}
 
 
 def approved(**kwargs):
