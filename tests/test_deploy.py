@@ -35,7 +35,8 @@ def app_services() -> dict[str, dict]:
 
 def variables_the_project_reads() -> set[str]:
     names = set()
-    for path in (ROOT / "config" / "settings.py", ROOT / "config" / "gunicorn.py"):
+    settings = sorted((ROOT / "config" / "settings").glob("*.py"))
+    for path in [*settings, ROOT / "config" / "gunicorn.py"]:
         text = path.read_text()
         names |= set(re.findall(r'env\.\w+\(\s*"([A-Z][A-Z0-9_]*)"', text))
         names |= set(re.findall(r'os\.environ(?:\.get)?[\[(]\s*"([A-Z][A-Z0-9_]*)"', text))

@@ -1,4 +1,4 @@
-"""The application's PostgreSQL connections carry the planner setting of config/settings.py
+"""The application's PostgreSQL connections carry the planner setting of config/settings/data.py
 (PG_RANDOM_PAGE_COST); SQLite has none."""
 
 import os

@@ -34,7 +34,7 @@ from ingest.hashing import (
 )
 
 MAX_PIXELS = 64_000_000
-# The project's near-duplicate radius (its default lives in config/settings.py only).
+# The project's near-duplicate radius (its default lives in config/settings/jobs.py only).
 DUPLICATE_MAX_DISTANCE = django_settings.INGEST_DUPLICATE_MAX_DISTANCE
 PHOTOS = (
     "astronaut",

@@ -26,7 +26,7 @@ from tests.factories import BrandFactory
 from tests.ingest.support import jpeg, runway_album, worker_env
 
 ROOT = Path(__file__).resolve().parents[2]
-# The default limits (config/settings.py): the bound must hold for any album under them.
+# The default limits (config/settings/jobs.py): the bound must hold for any album under them.
 MAX_PIXELS = 64_000_000
 DEFAULT_DECODE_MEMORY = 256 * MIB
 WORKER_GROWTH_BOUND = 512 * MIB
