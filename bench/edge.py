@@ -33,6 +33,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -251,31 +252,32 @@ def _tail_urls(count: int) -> list[str]:
     rng = random.Random(7)  # noqa: S311 - a load pattern
     while len(found) < count:
         kind = rng.random()
-        query: list[str] = []
+        query: list[tuple[str, object]] = []
         if kind < 0.35:
             path = "/api/v1/runways/"
             for name, values in (("brand", brands), ("year", years), ("collection_type", TYPES)):
                 if rng.random() < 0.4:
-                    query.append(f"{name}={rng.choice(list(values))}")
+                    query.append((name, rng.choice(list(values))))
             if not query and rng.random() < 0.5:
-                query.append(f"page={rng.randint(2, 6)}")
+                query.append(("page", rng.randint(2, 6)))
         elif kind < 0.55:
             path = "/api/v1/runways/"
-            query.append("q=" + "+".join(rng.sample(VOCABULARY, rng.randint(1, 2))))
+            query.append(("q", " ".join(rng.sample(VOCABULARY, rng.randint(1, 2)))))
         elif kind < 0.75:
             path = rng.choice(["/api/v1/runways/facets/", "/api/v1/street-snaps/facets/"])
             if rng.random() < 0.7:
-                query.append(f"year={rng.choice(list(years))}")
+                query.append(("year", rng.choice(list(years))))
             if rng.random() < 0.5:
-                query.append(f"city={rng.choice(CITIES)}")
+                query.append(("city", rng.choice(CITIES)))
         else:
             path = "/api/v1/street-snaps/"
-            query.append(f"city={rng.choice(CITIES)}")
+            query.append(("city", rng.choice(CITIES)))
             if rng.random() < 0.5:
-                query.append(f"month={rng.randint(1, 12)}")
+                query.append(("month", rng.randint(1, 12)))
         if rng.random() < 0.3:
-            query.append(f"page_size={rng.choice([10, 20, 50, 100])}")
-        found[path + ("?" + "&".join(query) if query else "")] = None
+            query.append(("page_size", rng.choice([10, 20, 50, 100])))
+        # Encoded as a browser would (a city with a space or an accent: São Paulo).
+        found[path + ("?" + urlencode(query) if query else "")] = None
     return list(found)
 
 
