@@ -285,3 +285,14 @@ def test_a_street_album_with_a_deleted_picture_hides_it(client, editor):
     assert len(urls) == 2
     assert client.get(urls[1]).status_code == 404
     assert len(image_urls(page(client, token))) == 1
+
+
+def test_the_request_log_keeps_the_route_not_the_key(client, album, editor, caplog):
+    _, token = preview_link_make(record=album, actor=editor, label="Vogue")
+
+    with caplog.at_level("INFO", logger="config.requests"):
+        url = image_urls(page(client, token))[0]
+        client.get(url)
+
+    assert "GET /preview/…/ 200" in caplog.text and "GET /preview/images/…/ 200" in caplog.text
+    assert token not in caplog.text and url.split("/")[-2] not in caplog.text
