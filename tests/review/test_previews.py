@@ -296,3 +296,18 @@ def test_the_request_log_keeps_the_route_not_the_key(client, album, editor, capl
 
     assert "GET /preview/…/ 200" in caplog.text and "GET /preview/images/…/ 200" in caplog.text
     assert token not in caplog.text and url.split("/")[-2] not in caplog.text
+
+
+def test_pictures_stream_from_a_private_bucket_and_stay_private(client, editor, s3_storage):
+    from django.core.files.storage import storages
+
+    album = with_renditions(RunwayFactory(images=2))
+    _, token = preview_link_make(record=album, actor=editor, label="Vogue")
+
+    picture = client.get(image_urls(page(client, token))[0])
+
+    assert picture.status_code == 200
+    assert b"".join(picture.streaming_content) == WEBP + b"400"
+    assert picture["Cache-Control"] == "private, no-store"
+    public = storages["public"]
+    assert public.listdir("")[1] == [] and public.listdir("")[0] == []  # nothing published
