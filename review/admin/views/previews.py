@@ -71,7 +71,9 @@ def previews_context(modeladmin, request, obj: Record) -> dict[str, Any]:
         "can_make": modeladmin.has_publish_permission(request, obj),
         "make_url": with_queue(modeladmin, request, admin_url(obj, "previewmake", obj.pk)),
         "form": PreviewLinkForm(auto_id="preview-%s"),
-        "not_public": not obj.is_public(now),
+        # Previews are for an album on its way to the public: pending, or scheduled.
+        "may_have": obj.status == Record.Status.PENDING or obj.is_scheduled(now),
+        "is_public": obj.is_public(now),
     }
 
 
