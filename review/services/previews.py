@@ -117,6 +117,8 @@ def preview_link_find(
     """The valid link with this token hash or id, its album loaded with it (one query); None
     when there is none, or it is revoked or expired, or its album may no longer be shown."""
     now = now or timezone.now()
+    # By its hash: the database compares hashes, never the token, and a lookup's timing says
+    # nothing useful about a 256-bit secret (no compare_digest to be had in an index).
     found = PreviewLink.objects.valid(now).select_related(*album_paths())
     found = found.filter(token_hash=token_hash) if token_hash is not None else found.filter(pk=pk)
     link = found.first()
