@@ -59,7 +59,7 @@ def preview_page(request, token: str) -> HttpResponseBase:
     if link is None:
         return _not_found(request)
     record = link.record
-    images = _album_images(record)
+    images = list(_album_images(record))
     url = reverse("preview-image", args=[_PLACEHOLDER])
     signer = signing.TimestampSigner(salt=_SIGNER_SALT)
 
@@ -157,11 +157,10 @@ def _picture(image: RecordImage, alt: str, signed) -> dict[str, Any]:
     return {"alt": alt, "src": ""}  # renditions not made yet, or failed: said, not shown
 
 
-def _groups(record: Record, images: Iterable[Any]) -> list[tuple[str, list[tuple[Any, str]]]]:
+def _groups(record: Record, images: list[Any]) -> list[tuple[str, list[tuple[Any, str]]]]:
     """The pictures as the album groups them, each with its alternative text: looks (a
     runway), or a main picture with its details (a street album), as the model says."""
     image_model = record.image_model()
-    images = list(images)
     if image_model.has_looks:
         looks: dict[int, list] = {}
         for image in images:
