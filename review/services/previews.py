@@ -55,6 +55,9 @@ def preview_link_make(
     label = label.strip()
     if not label:
         raise PreviewRefused("Say who the preview is for: the list of links names them by it.")
+    longest = PreviewLink._meta.get_field("label").max_length or 0
+    if len(label) > longest:
+        raise PreviewRefused(f"Say who the preview is for in at most {longest} characters.")
     if not 1 <= hours <= PREVIEW_HOURS_MAX:
         raise PreviewRefused(
             f"A preview link lasts from 1 hour to {PREVIEW_HOURS_MAX} hours (7 days), "

@@ -81,6 +81,13 @@ def test_a_link_may_last_7_days_not_more(album, editor):
     assert PreviewLink.objects.count() == 1
 
 
+def test_a_link_says_who_it_is_for(album, editor):
+    for label in ("  ", "x" * 201):
+        with pytest.raises(PreviewRefused, match="who the preview is for"):
+            preview_link_make(record=album, actor=editor, label=label)
+    assert not PreviewLink.objects.exists()
+
+
 def test_a_public_album_gets_no_preview(editor):
     public = RunwayFactory(images=1, published=True)
 
@@ -311,3 +318,25 @@ def test_pictures_stream_from_a_private_bucket_and_stay_private(client, editor, 
     assert picture["Cache-Control"] == "private, no-store"
     public = storages["public"]
     assert public.listdir("")[1] == [] and public.listdir("")[0] == []  # nothing published
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_views_at_once_both_count():
+    from django.contrib.auth.models import User
+    from django.db import transaction
+
+    from tests.review.test_concurrency import in_thread, wait_until_a_backend_waits_for_a_lock
+
+    album = RunwayFactory(images=1)
+    editor = User.objects.create_superuser("anna")
+    link, token = preview_link_make(record=album, actor=editor, label="Vogue")
+
+    with transaction.atomic():
+        assert preview_link_open(token=token) is not None  # holds the row until commit
+        thread, outcome = in_thread(lambda: preview_link_open(token=token))
+        wait_until_a_backend_waits_for_a_lock()
+    thread.join(timeout=30)
+
+    link.refresh_from_db()
+    assert outcome[0][0] == "ok" and link.view_count == 2
