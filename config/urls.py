@@ -5,6 +5,7 @@ from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiJsonRenderer2
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config import media
+from review import previews
 
 
 class SchemaView(SpectacularAPIView):
@@ -31,6 +32,9 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     # Browsers ask for it on every page, the admin's included.
     path("favicon.ico", media.favicon),
+    # Press previews: no login, never cached (review/previews.py).
+    path("preview/images/<str:signed>/", previews.preview_image, name="preview-image"),
+    path("preview/<str:token>/", previews.preview_page, name="preview"),
 ]
 
 # The private store for editors, who see every image of the albums they review (a bucket's

@@ -2,11 +2,12 @@
 made to a published album (its status stays; the row says who changed the public album,
 and what)."""
 
+from datetime import datetime
 from typing import cast
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import formats, timezone
 
 from catalog.models import Record, Runway, StreetSnap
@@ -161,3 +162,96 @@ class ReviewClaim(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.record_id} open by {self.user_id}"
+
+
+class PreviewLinkQuerySet(models.QuerySet):
+    def valid(self, now: datetime | None = None):
+        """Links that still open: not revoked, not expired (the album is checked apart:
+        PreviewLink.shows_album)."""
+        return self.filter(revoked_at__isnull=True, expires_at__gt=now or timezone.now())
+
+
+class PreviewLink(models.Model):
+    """A press preview: a read-only page of an album that is not public yet, for whoever holds
+    the link (review.services.previews, review.previews). It expires, and it can be revoked
+    at once: every request for the page or one of its images checks it again.
+
+    Only the token's SHA-256 is stored: the editor copies the link once, when it is made, and
+    a copy of the database opens no album before its time."""
+
+    # Exactly one of the two records (preview_link_one_record). A link dies with its album.
+    runway = models.ForeignKey(
+        Runway, null=True, blank=True, on_delete=models.CASCADE, related_name="preview_links"
+    )
+    street_snap = models.ForeignKey(
+        StreetSnap, null=True, blank=True, on_delete=models.CASCADE, related_name="preview_links"
+    )
+    token_hash = models.CharField(max_length=64, unique=True)
+    label = models.CharField(max_length=200, help_text="Who it is for.")
+    # PROTECT, as the history: editors are deactivated, not deleted.
+    made_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="preview_links_made"
+    )
+    made_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="preview_links_revoked",
+    )
+    view_count = models.PositiveIntegerField(default=0)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    objects = PreviewLinkQuerySet.as_manager()
+
+    class Meta:
+        db_table = "review_preview_links"
+        ordering = ["-made_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(runway__isnull=False, street_snap__isnull=True)
+                | Q(runway__isnull=True, street_snap__isnull=False),
+                name="preview_link_one_record",
+            ),
+            models.CheckConstraint(
+                condition=Q(expires_at__gt=F("made_at")),
+                name="preview_link_expires_after_made",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"preview of {self.record} for {self.label}"
+
+    @classmethod
+    def record_field(cls, record_model: type[Record]) -> str:
+        """The foreign key naming a record of this model (`runway`, `street_snap`)."""
+        return next(
+            f.name
+            for f in cls._meta.get_fields()
+            if f.many_to_one and f.related_model is record_model
+        )
+
+    @property
+    def record(self) -> Record:
+        # One of the two is set (preview_link_one_record).
+        return self.runway or cast(StreetSnap, self.street_snap)
+
+    def is_valid(self, now: datetime | None = None) -> bool:
+        """Not revoked, not expired, and its album may still be shown (shows_album)."""
+        now = now or timezone.now()
+        return (
+            self.revoked_at is None and self.expires_at > now and self.shows_album(self.record, now)
+        )
+
+    @staticmethod
+    def shows_album(record: Record, now: datetime) -> bool:
+        """Whether a preview may show `record`: not deleted, not rejected (a takedown rejects
+        it), and not past its own expiry (its licence ended)."""
+        return (
+            record.deleted_at is None
+            and record.status != Record.Status.REJECTED
+            and (record.expires_at is None or record.expires_at > now)
+        )

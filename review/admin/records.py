@@ -45,6 +45,7 @@ from review.admin.views import (
     claims,
     compare,
     curation,
+    previews,
     repeats,
     takedown,
     transitions,
@@ -168,6 +169,16 @@ class RecordAdmin(admin.ModelAdmin):
                 name=f"{prefix}_undo",
             ),
             path("<path:object_id>/skip/", view(claims.skip), name=f"{prefix}_skip"),
+            path(
+                "<path:object_id>/previews/<int:link_id>/revoke/",
+                view(previews.preview_revoke),
+                name=f"{prefix}_previewrevoke",
+            ),
+            path(
+                "<path:object_id>/previews/",
+                view(previews.preview_make),
+                name=f"{prefix}_previewmake",
+            ),
             path("<path:object_id>/claim/", view(claims.claim), name=f"{prefix}_claim"),
             *super().get_urls(),
         ]

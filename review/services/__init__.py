@@ -1,6 +1,6 @@
 """The review's writes: one module per concern, named as the admin's views that call them
-(review/admin/views/): transitions, curation, repeats, takedown, claims, embargo; the
-history's rows in history. Callers import from here.
+(review/admin/views/): transitions, curation, repeats, takedown, claims, embargo,
+previews; the history's rows in history. Callers import from here.
 """
 
 from review.services.claims import (
@@ -28,6 +28,15 @@ from review.services.embargo import (
 )
 from review.services.history import (
     history_append,
+)
+from review.services.previews import (
+    PREVIEW_HOURS_DEFAULT,
+    PREVIEW_HOURS_MAX,
+    PreviewRefused,
+    preview_link_find,
+    preview_link_make,
+    preview_link_open,
+    preview_link_revoke,
 )
 from review.services.repeats import (
     image_not_duplicate,
@@ -58,6 +67,13 @@ from review.services.transitions import (
 )
 
 __all__ = [
+    "PREVIEW_HOURS_DEFAULT",
+    "PREVIEW_HOURS_MAX",
+    "PreviewRefused",
+    "preview_link_find",
+    "preview_link_make",
+    "preview_link_open",
+    "preview_link_revoke",
     "ScheduleRefused",
     "record_approve_for",
     "record_embargo_reached",

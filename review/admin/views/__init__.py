@@ -6,4 +6,5 @@ each URL to one of them, and the bulk actions are listed in RecordAdmin.actions.
 - compare: a near-duplicate beside the image it repeats
 - transitions: approve, reject and unpublish, from the page and in bulk
 - claims: the page's sign of life, and skipping to the next album
+- previews: the album's press preview links, made and revoked from its page
 """
