@@ -45,6 +45,7 @@ from review.admin.views import (
     claims,
     compare,
     curation,
+    embargo,
     repeats,
     takedown,
     transitions,
@@ -162,6 +163,12 @@ class RecordAdmin(admin.ModelAdmin):
                 name=f"{prefix}_unpublish",
             ),
             path("<path:object_id>/takedown/", view(takedown.take_down), name=f"{prefix}_takedown"),
+            path("<path:object_id>/schedule/", view(embargo.schedule), name=f"{prefix}_schedule"),
+            path(
+                "<path:object_id>/approve-for/",
+                view(embargo.approve_for),
+                name=f"{prefix}_approvefor",
+            ),
             path(
                 "<path:object_id>/history/<int:event_id>/undo/",
                 view(undo.undo_rejection),
@@ -268,6 +275,8 @@ class RecordAdmin(admin.ModelAdmin):
             return ["created_at", "pk"]  # a queue: oldest first
         if tab == "all":
             return [STATUS_RANK.asc(), "-created_at", "-pk"]  # pending first
+        if tab == "scheduled":
+            return [F("go_live_at").asc(nulls_last=True), "pk"]  # the next to go live first
         return [F("reviewed_at").desc(nulls_last=True), "-pk"]  # latest decisions first
 
     def get_changelist(self, request, **kwargs):
