@@ -146,3 +146,12 @@ def embargo_lines(record, now: datetime | None = None) -> list[str]:
         verb = "Expires" if record.expires_at > now else "Expired"
         lines.append(f"{verb} {embargo_time(record.expires_at, now)}")
     return lines
+
+
+def approved_message(record) -> str:
+    """The message after an approve: an album with a go-live to come (a crawler's embargo)
+    is scheduled, not on the site yet, and the message says until when."""
+    now = timezone.now()
+    if record.go_live_at is None or record.go_live_at <= now:
+        return f"Approved and published “{record}”."
+    return f"Approved “{record}”: scheduled, it goes live {embargo_time(record.go_live_at, now)}."

@@ -30,6 +30,7 @@ from django.utils.html import format_html
 from catalog.models import RecordImage, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.services import EDITABLE_FIELDS, IMAGE_MODEL, RecordWriteRefused, permission_name
 from review.admin import columns, record_page
+from review.admin.display import approved_message
 from review.admin.filters import (
     STATUS_RANK,
     HasDuplicatesFilter,
@@ -375,7 +376,7 @@ class RecordAdmin(admin.ModelAdmin):
 
     def response_change(self, request, obj):
         if "_approve" in request.POST:
-            self.message_user(request, f"Approved and published “{obj}”.", messages.SUCCESS)
+            self.message_user(request, approved_message(obj), messages.SUCCESS)
             transitions.reject_reposts_of(self, request, obj)
             return next_in_queue(self, request, obj)
         return super().response_change(request, obj)

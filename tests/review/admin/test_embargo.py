@@ -15,6 +15,7 @@ from review.models import ReviewEvent
 from review.services import record_approve_for, record_embargo_reached, record_schedule
 from tests.review.admin.support import (
     KINDS,
+    approve,
     change_url,
     messages_after,
     messages_of,
@@ -255,6 +256,21 @@ def test_approve_for_a_time_publishes_and_schedules_a_pending_album(make, clock,
     assert actions == [Action.SCHEDULE, Action.APPROVE]
     assert said(editor_client, response)[0] == (
         f"Approved “{record}”. “{record}”: Goes live Tue 3 Mar 20:30 Paris, in 2 days."
+    )
+
+
+def test_approving_an_album_with_a_crawlers_embargo_schedules_it(clock, editor_client):
+    runway = make_runway(images=2)
+    Runway.objects.filter(pk=runway.pk).update(go_live_at=GO_LIVE)  # embargo_until
+    page = editor_client.get(change_url(runway))
+    assert banner(page) == "Would go live, once approved, Tue 3 Mar 20:30 Paris, in 2 days."
+
+    response = approve(editor_client, runway, {"status": "pending"})
+
+    runway.refresh_from_db()
+    assert runway.status == "published" and runway.is_scheduled()
+    assert said(editor_client, response)[0] == (
+        f"Approved “{runway}”: scheduled, it goes live Tue 3 Mar 20:30 Paris, in 2 days."
     )
 
 
