@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import formats, timezone
@@ -31,10 +33,13 @@ class ScheduleRefused(TransitionRefused):
 
 
 def shown(moment: datetime | None) -> str:
-    """A time as the admin writes it, in the editors' time zone; "none" for no time."""
+    """A time as the admin writes it, in the editors' time zone; "none" for no time. That
+    zone by name, not the current one: the archive writes its go-live and expiry rows from a
+    job, outside the admin's requests (review.middleware)."""
     if moment is None:
         return "none"
-    return formats.date_format(timezone.localtime(moment), "DATETIME_FORMAT")
+    local = timezone.localtime(moment, ZoneInfo(settings.EDITORS_TIME_ZONE))
+    return formats.date_format(local, "DATETIME_FORMAT")
 
 
 def _checked(

@@ -11,6 +11,7 @@ import pytest
 from django.urls import reverse
 
 from catalog.models import Runway
+from publicapi.models import PublicRunway
 from review.models import ReviewEvent
 from review.services import record_approve_for, record_embargo_reached, record_schedule
 from tests.review.admin.support import (
@@ -172,6 +173,18 @@ def test_a_go_live_in_the_past_means_now(clock, editor_client):
     runway.refresh_from_db()
     assert runway.go_live_at is None and runway.expires_at == EXPIRY
     assert runway.is_public()
+
+
+def test_clearing_the_expiry_of_an_expired_album_brings_it_back(clock, editor_client):
+    runway = scheduled_runway()
+    clock.move_to(EXPIRY + timedelta(hours=1))
+    assert not runway.is_public()
+
+    post_times(editor_client, runway, expires_at="")
+
+    runway.refresh_from_db()
+    assert runway.expires_at is None and runway.is_public()
+    assert PublicRunway.objects.filter(pk=runway.pk).exists()
 
 
 def test_the_same_times_again_change_nothing(clock, editor_client):
@@ -381,7 +394,9 @@ def test_the_history_shows_the_schedule_and_the_archive_going_live_and_expiring(
         ("the archive", "Expired"),
     ]
     html = page.content.decode()
-    assert html.count(", as scheduled.") == 2  # the archive's notes: "Went live at …"
+    # The archive's notes, written by a job outside the admin, in the editors' time zone too
+    assert "Went live at March 3, 2026, 8:30 p.m., as scheduled." in html
+    assert "Expired at March 10, 2026, noon, as scheduled." in html
     assert "<td>the archive</td>" in html
 
 
