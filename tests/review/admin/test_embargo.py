@@ -116,7 +116,10 @@ def test_an_album_without_times_shows_no_banner_but_the_form(make, clock, editor
 
     page = editor_client.get(change_url(record))
 
-    assert 'id="review-embargo-banner"' not in page.content.decode()
+    html = page.content.decode()
+    assert 'id="review-embargo-banner"' not in html
+    # folded into the status bar: an album page is no taller for it
+    assert '<details class="review-embargo-closed" id="review-embargo">' in html
     assert form_data(page, "embargo-form")["go_live_at"] == ""
 
 
