@@ -130,7 +130,9 @@ def _summary(record: Record) -> str:
         parts.append(f"goes live {shown(record.go_live_at)}")
     if record.expires_at is not None:
         parts.append(f"expires {shown(record.expires_at)}")
-    return "; ".join(parts).capitalize() if parts else "No go-live or expiry"
+    summary = "; ".join(parts)
+    # Not str.capitalize(), which would write "march".
+    return summary[:1].upper() + summary[1:] if parts else "No go-live or expiry"
 
 
 def record_embargo_reached(

@@ -248,7 +248,11 @@ def test_a_page_loaded_before_another_change_is_refused(clock, editor_client):
     runway.refresh_from_db()
     assert (runway.go_live_at, runway.expires_at) == (GO_LIVE, None)
     [message] = said(editor_client, response)
-    assert "curator" in message  # who changed it since the page was loaded
+    # who changed it since the page was loaded, and how
+    assert (
+        "changed since you opened it: scheduled by curator at 8 p.m. "
+        "(reason: “Goes live March 3, 2026, 8:30 p.m.”)" in message
+    )
 
 
 # --- Approve for a time ------------------------------------------------------------------------
