@@ -18,6 +18,7 @@ from tests.review.admin.support import (
     KINDS,
     approve,
     change_url,
+    in_queue,
     messages_after,
     messages_of,
     url,
@@ -419,3 +420,39 @@ def test_the_dashboard_says_what_goes_live_today(clock, editor_client):
     assert "<strong>1</strong>, the first at 22:00 CET (in 2\xa0hours)" in html
     assert "?status=scheduled" in html
     assert messages_of(response) == []
+
+
+def test_today_ends_at_the_editors_midnight(clock, editor_client):
+    # 23:30 in Paris is today; 00:30 in Paris is tomorrow, though both are 1 March in UTC
+    tonight, after_midnight = make_runway(images=2), make_runway(images=2)
+    record_approve_for(
+        record=tonight, actor=curator(), go_live_at=datetime(2026, 3, 1, 22, 30, tzinfo=UTC)
+    )
+    record_approve_for(
+        record=after_midnight, actor=curator(), go_live_at=datetime(2026, 3, 1, 23, 30, tzinfo=UTC)
+    )
+
+    response = editor_client.get(reverse("admin:index"))
+
+    runways = next(kind for kind in response.context["going_live"] if kind.label == "runways")
+    assert runways.count == 1
+    assert "the first at 23:30 CET" in response.content.decode()
+
+
+def test_the_dashboard_shows_no_going_live_row_without_one_today(clock, editor_client):
+    scheduled_runway()  # in two days
+
+    response = editor_client.get(reverse("admin:index"))
+
+    assert "going live today" not in response.content.decode()
+
+
+def test_a_scheduled_album_page_from_the_tab_is_in_that_queue(clock, editor_client):
+    later, sooner = scheduled_runway(), make_runway(images=2)
+    record_approve_for(record=sooner, actor=curator(), go_live_at=GO_LIVE - timedelta(days=1))
+
+    page = editor_client.get(in_queue(change_url(later), status="scheduled"))
+
+    review = page.context["review"]
+    assert (review["queue_position"], review["queue_total"]) == (2, 2)
+    assert "2 of 2 scheduled in" in page.content.decode()
