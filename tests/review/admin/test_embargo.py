@@ -239,6 +239,19 @@ def test_a_time_the_form_cannot_read_is_said_and_nothing_changes(clock, editor_c
     assert said(editor_client, response) == ["Go live at: Enter a valid date/time."]
 
 
+def test_a_time_the_clocks_skip_in_the_editors_zone_is_refused(clock, editor_client):
+    runway = scheduled_runway()
+
+    # 02:30 on 29 March 2026 does not exist in Paris: the clocks go from 02:00 to 03:00
+    response = post_times(editor_client, runway, go_live_at="2026-03-29T02:30")
+
+    runway.refresh_from_db()
+    assert runway.go_live_at == GO_LIVE
+    [message] = said(editor_client, response)
+    assert message.startswith("Go live at: 2026-03-29 02:30:00 couldn’t be interpreted")
+    assert "Europe/Paris" in message
+
+
 def test_a_page_loaded_before_another_change_is_refused(clock, editor_client):
     runway = scheduled_runway()
     page = editor_client.get(change_url(runway))
