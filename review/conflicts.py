@@ -130,6 +130,8 @@ def describe_changes(record: Record, loaded: Loaded) -> list[str]:
             f"status changed from {event.from_status} to {event.to_status} "
             f"by {event.who} at {when(event.at)}"
         )
+        if event.from_status == event.to_status:  # a row that keeps the status: a schedule
+            line = f"{event.get_action_display().lower()} by {event.who} at {when(event.at)}"
         if event.reason:
             line += f" (reason: “{event.reason}”)"
         lines.append(line)

@@ -14,6 +14,7 @@ from catalog.models import Record, Runway, StreetSnap
 from review.admin.display import (
     admin_datetime,
     admin_url,
+    embargo_lines,
     ingest_job_url,
     rendition_note,
     thumbnail_is_original,
@@ -68,6 +69,10 @@ def _album_cell(obj: Record, details: list[object]) -> str:
             " · ".join(str(part) for part in details if part),
         ),
     ]
+    lines.extend(
+        format_html('<span class="review-embargo-album">{}</span>', line)
+        for line in embargo_lines(obj)
+    )
     repeat = getattr(obj, "repeat", None)
     if repeat is not None:
         lines.append(

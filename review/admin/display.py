@@ -8,6 +8,7 @@ from datetime import datetime
 from django.core.files.storage import default_storage
 from django.urls import NoReverseMatch, reverse
 from django.utils import formats, timezone
+from django.utils.timesince import timesince, timeuntil
 
 from catalog.imaging import WIDTHS as RENDITION_WIDTHS
 from catalog.models import THUMBNAIL_WIDTH, RecordImage
@@ -106,3 +107,51 @@ def hamming_distance(image: RecordImage, other: RecordImage | None) -> int | Non
     if image.phash_algorithm != other.phash_algorithm:
         return None
     return ((image.phash ^ other.phash) & 0xFFFF_FFFF_FFFF_FFFF).bit_count()
+
+
+def zone_name(moment: datetime) -> str:
+    """The editors' time zone as a banner names it: its city ("Paris" for Europe/Paris), or
+    its abbreviation for a zone named after no city (UTC)."""
+    zone = timezone.get_current_timezone()
+    key = getattr(zone, "key", "")
+    if "/" in key and not key.startswith("Etc/"):
+        return key.rsplit("/", 1)[-1].replace("_", " ")
+    return timezone.localtime(moment).tzname() or key
+
+
+def embargo_time(moment: datetime, now: datetime) -> str:
+    """A go-live or expiry as the editors read it, in their time zone, and how far it is:
+    "Tue 3 Mar 20:30 Paris, in 2 days" (the year when it is not this one's)."""
+    local = timezone.localtime(moment)
+    shape = "D j M H:i" if local.year == timezone.localtime(now).year else "D j M Y H:i"
+    when = f"{formats.date_format(local, shape)} {zone_name(moment)}"
+    if moment > now:
+        return f"{when}, in {timeuntil(moment, now, depth=1)}"
+    return f"{when}, {timesince(moment, now, depth=1)} ago"
+
+
+def embargo_lines(record, now: datetime | None = None) -> list[str]:
+    """What an album's go-live and expiry mean now, a sentence each (the record page's banner,
+    the list's album cell); none for an album without either."""
+    now = now or timezone.now()
+    published = record.status == record.Status.PUBLISHED
+    lines = []
+    if record.go_live_at is not None:
+        if record.go_live_at > now:
+            verb = "Goes live" if published else "Would go live, once approved,"
+        else:
+            verb = "Went live" if published else "Go-live was"
+        lines.append(f"{verb} {embargo_time(record.go_live_at, now)}")
+    if record.expires_at is not None:
+        verb = "Expires" if record.expires_at > now else "Expired"
+        lines.append(f"{verb} {embargo_time(record.expires_at, now)}")
+    return lines
+
+
+def approved_message(record) -> str:
+    """The message after an approve: an album with a go-live to come (a crawler's embargo)
+    is scheduled, not on the site yet, and the message says until when."""
+    now = timezone.now()
+    if record.go_live_at is None or record.go_live_at <= now:
+        return f"Approved and published “{record}”."
+    return f"Approved “{record}”: scheduled, it goes live {embargo_time(record.go_live_at, now)}."

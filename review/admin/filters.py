@@ -11,6 +11,9 @@ Status = Record.Status
 STATUS_TABS = [
     (Status.PENDING, "Pending review"),
     (Status.PUBLISHED, "Published"),
+    # Published albums whose go-live is ahead: a part of the Published tab, which lists every
+    # published album (the status is theirs), shown apart so the editors see what is to come.
+    ("scheduled", "Scheduled"),
     (Status.REJECTED, "Rejected"),
     ("all", "All"),
 ]
@@ -43,6 +46,8 @@ class StatusFilter(admin.SimpleListFilter):
     def queryset(self, request, queryset):
         if self.value() == "all":
             return queryset
+        if self.value() == "scheduled":
+            return queryset.scheduled()
         if self.value() == Status.PENDING:
             # The queue: a re-post is decided with the album it repeats, under whose row it is
             # folded (the record admins annotate is_repost).

@@ -10,6 +10,7 @@ from django.contrib.admin.utils import quote
 from django.contrib.admin.views.main import ERROR_FLAG, ORDER_VAR, PAGE_VAR, ChangeList
 from django.db.models import Count, Q
 from django.urls import reverse
+from django.utils import timezone
 
 from catalog.models import Record
 from review.admin.filters import STATUS_TABS, Status, StatusFilter, status_tab
@@ -46,6 +47,7 @@ class RecordChangeList(ChangeList):
         self.status_counts = counted.order_by().aggregate(
             **{str(status): Count("pk", filter=Q(status=status)) for status in Status.values},
             all=Count("pk"),
+            scheduled=Count("pk", filter=Q(status=Status.PUBLISHED, go_live_at__gt=timezone.now())),
             queue=Count("pk", filter=Q(status=Status.PENDING, is_repost=False)),
         )
         self.status_counts[str(Status.PENDING)] = self.status_counts.pop("queue")

@@ -14,6 +14,7 @@ from review.admin.display import admin_url, ingest_job_url
 from review.admin.filters import Status
 from review.admin.queue import changelist_url, queue_label, queue_place, with_queue
 from review.admin.views.curation import grid_context
+from review.admin.views.embargo import embargo_context
 from review.admin.views.previews import previews_context
 from review.admin.views.repeats import repeat_urls
 from review.conflicts import OutOfDate, conflict_if_stale, conflict_message, read_loaded
@@ -90,6 +91,8 @@ def review_context(modeladmin, request, obj: Record, token: str) -> dict[str, An
         "reposts": records_reposts(records=[obj]).get(obj.pk, []) if pending else [],
         "recrawled": last if last is not None and last.recrawl and pending else None,
         "ingest_job_url": ingest_job_url(obj.ingest_job_id),
+        # The go-live and expiry: the banner, and the form that sets them (views.embargo).
+        "embargo": embargo_context(modeladmin, request, obj),
         "previews": previews_context(modeladmin, request, obj),
     }
 

@@ -30,6 +30,7 @@ from django.utils.html import format_html
 from catalog.models import RecordImage, Runway, RunwayImage, StreetSnap, StreetSnapImage
 from catalog.services import EDITABLE_FIELDS, IMAGE_MODEL, RecordWriteRefused, permission_name
 from review.admin import columns, record_page
+from review.admin.display import approved_message
 from review.admin.filters import (
     STATUS_RANK,
     HasDuplicatesFilter,
@@ -45,6 +46,7 @@ from review.admin.views import (
     claims,
     compare,
     curation,
+    embargo,
     previews,
     repeats,
     takedown,
@@ -163,6 +165,12 @@ class RecordAdmin(admin.ModelAdmin):
                 name=f"{prefix}_unpublish",
             ),
             path("<path:object_id>/takedown/", view(takedown.take_down), name=f"{prefix}_takedown"),
+            path("<path:object_id>/schedule/", view(embargo.schedule), name=f"{prefix}_schedule"),
+            path(
+                "<path:object_id>/approve-for/",
+                view(embargo.approve_for),
+                name=f"{prefix}_approvefor",
+            ),
             path(
                 "<path:object_id>/history/<int:event_id>/undo/",
                 view(undo.undo_rejection),
@@ -279,6 +287,8 @@ class RecordAdmin(admin.ModelAdmin):
             return ["created_at", "pk"]  # a queue: oldest first
         if tab == "all":
             return [STATUS_RANK.asc(), "-created_at", "-pk"]  # pending first
+        if tab == "scheduled":
+            return [F("go_live_at").asc(nulls_last=True), "pk"]  # the next to go live first
         return [F("reviewed_at").desc(nulls_last=True), "-pk"]  # latest decisions first
 
     def get_changelist(self, request, **kwargs):
@@ -377,7 +387,7 @@ class RecordAdmin(admin.ModelAdmin):
 
     def response_change(self, request, obj):
         if "_approve" in request.POST:
-            self.message_user(request, f"Approved and published “{obj}”.", messages.SUCCESS)
+            self.message_user(request, approved_message(obj), messages.SUCCESS)
             transitions.reject_reposts_of(self, request, obj)
             return next_in_queue(self, request, obj)
         return super().response_change(request, obj)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import formats, timezone
@@ -31,10 +33,13 @@ class ScheduleRefused(TransitionRefused):
 
 
 def shown(moment: datetime | None) -> str:
-    """A time as the admin writes it, in the editors' time zone; "none" for no time."""
+    """A time as the admin writes it, in the editors' time zone; "none" for no time. That
+    zone by name, not the current one: the archive writes its go-live and expiry rows from a
+    job, outside the admin's requests (review.middleware)."""
     if moment is None:
         return "none"
-    return formats.date_format(timezone.localtime(moment), "DATETIME_FORMAT")
+    local = timezone.localtime(moment, ZoneInfo(settings.EDITORS_TIME_ZONE))
+    return formats.date_format(local, "DATETIME_FORMAT")
 
 
 def _checked(
@@ -125,7 +130,9 @@ def _summary(record: Record) -> str:
         parts.append(f"goes live {shown(record.go_live_at)}")
     if record.expires_at is not None:
         parts.append(f"expires {shown(record.expires_at)}")
-    return "; ".join(parts).capitalize() if parts else "No go-live or expiry"
+    summary = "; ".join(parts)
+    # Not str.capitalize(), which would write "march".
+    return summary[:1].upper() + summary[1:] if parts else "No go-live or expiry"
 
 
 def record_embargo_reached(

@@ -1,6 +1,7 @@
 """The review screens against WCAG AA, checked by axe-core (the npm package scripts/browser.sh
 installs, injected into each page) in Debian's Chromium: the queue, an album page, the
-compare view, a repeated album's comparison and the keys overlay, in the light and the dark
+compare view, a repeated album's comparison, a scheduled album with its embargo banner and
+form, the Scheduled tab and the keys overlay, in the light and the dark
 theme, with no serious or critical violation. And the keyboard: single-key shortcuts can be
 turned off (WCAG 2.1.4), Tab reaches every tile, and deleting from the compare view brings
 the editor back to the image they were on."""
@@ -8,9 +9,11 @@ the editor back to the image they were on."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from catalog.models import RunwayImage
@@ -71,12 +74,18 @@ def test_the_review_screens_have_no_serious_violation(live_server, browser_page,
     first = again.images.order_by("sort_order").first()
     IngestJobFactory(status="failed", reason="unknown_brand", payload={"title": "Acme AW24"})
     IngestJobFactory(status="succeeded", runway=again, payload={"title": "Acme AW24"})
+    # The published album scheduled: its page shows the embargo banner and form
+    original.go_live_at = timezone.now() + timedelta(hours=2)
+    original.expires_at = timezone.now() + timedelta(days=3)
+    original.save()
     screens = {
         "queue": reverse("admin:catalog_runway_changelist"),
         "album page": change_url(again),
         "compare view": reverse("admin:catalog_runway_compare", args=[again.pk, first.pk]),
         "repeated album": reverse("admin:catalog_runway_repeats", args=[again.pk, original.pk]),
         "dashboard": reverse("admin:index"),
+        "scheduled album page": change_url(original),
+        "scheduled tab": reverse("admin:catalog_runway_changelist") + "?status=scheduled",
         "take-down page": reverse("admin:catalog_runway_takedown", args=[again.pk]),
         "ingest jobs": reverse("admin:ingest_ingestjob_changelist"),
     }
@@ -179,3 +188,26 @@ def test_after_deleting_in_the_compare_view_the_album_page_keeps_the_place(
     expect(page.locator(".messagelist")).to_contain_text("Deleted image 4")
     expect(page.locator(f"#image-{images[4].pk}")).to_be_focused()
     expect(page.locator(".review-tile[aria-current=true]")).to_have_attribute("data-number", "5")
+
+
+def test_the_embargo_form_schedules_the_album_from_its_page(live_server, browser_page, settings):
+    # Given a published album and editors in Paris
+    settings.EDITORS_TIME_ZONE = "Europe/Paris"
+    page = browser_page
+    log_in(page, live_server, "anna")
+    runway = runway_with_looks(2, brand=BrandFactory(name="Acme"), title="Embargoed")
+    runway.status = "published"
+    runway.save()
+    page.goto(live_server.url + change_url(runway))
+
+    # When the editor types a go-live in the form (outside the main form) and saves it
+    # (folded in the status bar while the album has neither time)
+    page.get_by_text("Go-live and expiry…").click()
+    page.locator("#embargo-go-live-at").fill("2099-03-03T20:30")
+    page.get_by_role("button", name="Save the times").click()
+
+    # Then the album is scheduled for that Paris time, and the banner says so
+    expect(page.locator(".messagelist")).to_contain_text("Goes live Tue 3 Mar 2099 20:30 Paris")
+    expect(page.locator("#review-embargo-banner")).to_contain_text("Scheduled.")
+    runway.refresh_from_db()
+    assert runway.go_live_at.isoformat() == "2099-03-03T19:30:00+00:00"

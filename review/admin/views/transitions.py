@@ -20,7 +20,7 @@ from django.utils.html import format_html, format_html_join
 
 from catalog.models import Record
 from catalog.services import RecordWriteRefused
-from review.admin.display import admin_url, thumbnail_url
+from review.admin.display import admin_url, approved_message, thumbnail_url
 from review.admin.queue import back_to_page, change_url, next_in_queue, queue_ids, with_queue
 from review.conflicts import OutOfDate, conflict_if_stale, loaded_token, read_loaded
 from review.forms import ReasonForm
@@ -60,7 +60,7 @@ def approve(modeladmin, request, object_id):
     )
     if not approved:
         return back_to_page(modeladmin, request, obj.pk)
-    modeladmin.message_user(request, f"Approved and published “{obj}”.", messages.SUCCESS)
+    modeladmin.message_user(request, approved_message(obj), messages.SUCCESS)
     reject_reposts_of(modeladmin, request, obj)
     return next_in_queue(modeladmin, request, obj)
 

@@ -53,6 +53,7 @@ class TestPagesRender:
         assert tabs == {
             "Pending review": (1, True),
             "Published": (1, False),
+            "Scheduled": (0, False),
             "Rejected": (0, False),
             "All": (2, False),
         }

@@ -61,7 +61,13 @@ class TestTheQueue:
         # Then the tabs count Acme's shows, and each tab's link keeps the filter
         tabs = {t["label"]: t for t in response.context["status_tabs"]}
         counts = {label: tab["count"] for label, tab in tabs.items()}
-        assert counts == {"Pending review": 2, "Published": 1, "Rejected": 0, "All": 3}
+        assert counts == {
+            "Pending review": 2,
+            "Published": 1,
+            "Scheduled": 0,
+            "Rejected": 0,
+            "All": 3,
+        }
         published = editor_client.get(url(Runway, "changelist") + tabs["Published"]["url"])
         assert {r.brand_id for r in published.context["cl"].result_list} == {acme.pk}
         assert len(published.context["cl"].result_list) == 1
@@ -75,7 +81,13 @@ class TestTheQueue:
         response = editor_client.get(url(Runway, "changelist") + "?q=Acme")
 
         counts = {t["label"]: t["count"] for t in response.context["status_tabs"]}
-        assert counts == {"Pending review": 1, "Published": 1, "Rejected": 0, "All": 2}
+        assert counts == {
+            "Pending review": 1,
+            "Published": 1,
+            "Scheduled": 0,
+            "Rejected": 0,
+            "All": 2,
+        }
         assert all("q=Acme" in t["url"] for t in response.context["status_tabs"])
 
     def test_deleted_records_are_not_in_the_queue(self, editor_client):

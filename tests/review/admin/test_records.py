@@ -57,6 +57,8 @@ def test_each_extra_url_leads_to_a_plain_view_of_the_model_admin(model):
         "takedown",
         "takedownimage",
         "undo",
+        "schedule",
+        "approvefor",
         "previewmake",
         "previewrevoke",
     }
