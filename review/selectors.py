@@ -10,8 +10,7 @@ from django.conf import settings
 from django.db.models import Count, Exists, F, Min, OuterRef, Q
 from django.utils import timezone
 
-from catalog.models import Record, Runway
-from catalog.services import IMAGE_MODEL
+from catalog.models import Record
 from review.models import ReviewClaim
 
 Status = Record.Status
@@ -145,9 +144,9 @@ def records_repeats(*, records: list[Record]) -> dict[int, list[Repeat]]:
     if not records:
         return {}
     model = type(records[0])
-    fk = "runway" if model is Runway else "street_snap"
+    fk = model.image_model().record_field
     rows = (
-        IMAGE_MODEL[model]
+        model.image_model()
         .objects.live()
         .filter(
             **{f"{fk}_id__in": [record.pk for record in records]},
@@ -191,18 +190,14 @@ def record_published_repeat(*, record: Record) -> Repeat | None:
 # it is read off the flags, the statuses and the sources.
 
 
-def _image_fk(model: type[Record]) -> str:
-    return "runway" if model is Runway else "street_snap"
-
-
 def repost_condition(model: type[Record], *, of_decided: bool = False) -> Q:
     """The albums of `model` that are re-posts: pending, from a source, with live images,
     every one of which repeats a live image of an older pending album of the same source.
     `of_decided`: whatever the status of that older album (it was decided a moment ago, and
     its re-posts are being decided with it)."""
-    fk = _image_fk(model)
+    fk = model.image_model().record_field
     target = f"dup_of__{fk}"
-    images = IMAGE_MODEL[model].objects.filter(**{fk: OuterRef("pk")}, deleted_at=None)
+    images = model.image_model().objects.filter(**{fk: OuterRef("pk")}, deleted_at=None)
     repeats_own_source = Q(
         is_duplicate=True,
         dup_of__deleted_at=None,
@@ -231,13 +226,13 @@ def records_reposts(*, records: list[Record], decided: bool = False) -> dict[int
     if not records:
         return {}
     model = type(records[0])
-    fk = _image_fk(model)
+    fk = model.image_model().record_field
     reposts = model.objects.filter(repost_condition(model, of_decided=decided), deleted_at=None)
     head_of = {record.pk: record.pk for record in records}  # album -> the head it folds under
     frontier = set(head_of)
     while frontier:
         rows = (
-            IMAGE_MODEL[model]
+            model.image_model()
             .objects.filter(
                 deleted_at=None,
                 is_duplicate=True,

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import ngettext
 
-from catalog.models import Record, RecordImage, Runway
+from catalog.models import Record, RecordImage
 from catalog.services import (
     RecordWriteRefused,
     images_copy_into,
@@ -39,7 +39,7 @@ def _named(record: Record) -> str:
 
 def repeating_images(*, record: Record, of: Record) -> list[RecordImage]:
     """The live images of `record` flagged as near-duplicates of live images of `of`."""
-    fk = "runway" if isinstance(record, Runway) else "street_snap"
+    fk = record.image_model().record_field
     return list(
         record.images.live()
         .filter(is_duplicate=True, dup_of__deleted_at=None, **{f"dup_of__{fk}": of.pk})
