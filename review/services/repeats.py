@@ -25,7 +25,6 @@ from review.services.transitions import (
     TransitionRefused,
     kind_label,
     record_reject,
-    record_transition,
     transition_permission_name,
 )
 
@@ -53,11 +52,11 @@ def record_reject_as_duplicate(
 ) -> ReviewEvent:
     """pending -> rejected as a repeat, the reason naming the album it repeats (undone by
     record_reject_undo)."""
-    return record_transition(
+    return record_reject(
         record=record,
-        action=Action.REJECT_REPEAT,
         actor=actor,
         reason=f"Duplicate of {_named(of)}, which it repeats.",
+        action=Action.REJECT_REPEAT,
         expected_version=expected_version,
     )
 

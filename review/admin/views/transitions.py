@@ -1,8 +1,8 @@
 """Approve, reject and unpublish: from the record page (reject and unpublish ask for a
 reason on a page of their own) and as bulk actions on the list.
 
-Each calls its transition's service (record_approve, record_reject, record_unpublish) and
-turns a refusal into a message; the rules are the services'."""
+Each calls its transition's service (record_approve; record_reject, whose action says reject
+or unpublish) and turns a refusal into a message; the rules are the services'."""
 
 from __future__ import annotations
 
@@ -32,7 +32,6 @@ from review.services import (
     record_reject,
     record_reject_as_repeat,
     record_reposts_reject,
-    record_unpublish,
 )
 
 Status = Record.Status
@@ -70,7 +69,7 @@ def transition(modeladmin, request, object_id, action: str):
     obj = modeladmin.get_object(request, unquote(object_id))
     if obj is None:
         return HttpResponseRedirect(reverse("admin:index"))
-    done, service = TRANSITIONS[action].done, reason_service(action)
+    done = TRANSITIONS[action].done
     allowed = (
         modeladmin.has_reject_permission(request, obj)
         if action == Action.REJECT
@@ -87,8 +86,12 @@ def transition(modeladmin, request, object_id, action: str):
             modeladmin,
             request,
             token,
-            lambda version: service(
-                record=obj, actor=request.user, reason=reason, expected_version=version
+            lambda version: record_reject(
+                record=obj,
+                actor=request.user,
+                reason=reason,
+                action=action,
+                expected_version=version,
             ),
         )
         if decided:
@@ -162,15 +165,6 @@ def reason_page(modeladmin, request, *, action, records, form, hidden, cancel_ur
         ),
     }
     return TemplateResponse(request, "admin/review/transition_reason.html", context)
-
-
-def reason_service(action: str) -> Callable[..., Any]:
-    """The service of a transition that asks for a reason."""
-    services: dict[str, Callable[..., Any]] = {
-        Action.REJECT: record_reject,
-        Action.UNPUBLISH: record_unpublish,
-    }
-    return services[action]
 
 
 # --- bulk actions on the list -------------------------------------------------------------
@@ -264,14 +258,18 @@ def reject_repeats_selected(modeladmin, request, queryset):
 def bulk_with_reason(modeladmin, request, queryset, action: str):
     form = ReasonForm(request.POST if "confirm" in request.POST else None)
     if form.is_bound and form.is_valid():
-        service, reason = reason_service(action), form.cleaned_data["reason"]
+        reason = form.cleaned_data["reason"]
         apply_to_each(
             modeladmin,
             request,
             queryset,
             action,
-            lambda record, version: service(
-                record=record, actor=request.user, reason=reason, expected_version=version
+            lambda record, version: record_reject(
+                record=record,
+                actor=request.user,
+                reason=reason,
+                action=action,
+                expected_version=version,
             ),
         )
         return None
