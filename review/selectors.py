@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Exists, F, Min, OuterRef, Q
+from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from catalog.models import Record
@@ -138,6 +139,22 @@ class Repeat:
     total: int
 
 
+def _repeat_counts(model: type[Record], *conditions: Q, **lookups: Any) -> QuerySet:
+    """(album, the album it repeats, how many of its live images repeat that one's), for the
+    images of `model`'s albums flagged as near-duplicates of another album's, under
+    `conditions` and `lookups`: what the repeats and the re-posts are both read from."""
+    fk = model.image_model().record_field
+    return (
+        model.image_model()
+        .objects.live()
+        .filter(*conditions, is_duplicate=True, **lookups)
+        .exclude(**{f"dup_of__{fk}": F(fk)})
+        .order_by()
+        .values_list(fk, f"dup_of__{fk}")
+        .annotate(n=Count("pk"))
+    )
+
+
 def records_repeats(*, records: list[Record]) -> dict[int, list[Repeat]]:
     """The albums each of `records` (of one kind) repeats, most repeated first: record id ->
     repeats. Two queries, however many records."""
@@ -145,21 +162,14 @@ def records_repeats(*, records: list[Record]) -> dict[int, list[Repeat]]:
         return {}
     model = type(records[0])
     fk = model.image_model().record_field
-    rows = (
-        model.image_model()
-        .objects.live()
-        .filter(
+    rows = list(
+        _repeat_counts(
+            model,
             **{f"{fk}_id__in": [record.pk for record in records]},
-            is_duplicate=True,
             dup_of__deleted_at=None,
             **{f"dup_of__{fk}__deleted_at": None},
         )
-        .exclude(**{f"dup_of__{fk}": F(fk)})
-        .order_by()
-        .values_list(fk, f"dup_of__{fk}")
-        .annotate(n=Count("pk"))
     )
-    rows = list(rows)
     others = model.objects.in_bulk({other for _, other, _ in rows})
     totals = {record.pk: record.image_count for record in records}
     repeats: dict[int, list[Repeat]] = {}
@@ -231,17 +241,10 @@ def records_reposts(*, records: list[Record], decided: bool = False) -> dict[int
     head_of = {record.pk: record.pk for record in records}  # album -> the head it folds under
     frontier = set(head_of)
     while frontier:
-        rows = (
-            model.image_model()
-            .objects.filter(
-                deleted_at=None,
-                is_duplicate=True,
-                **{f"dup_of__{fk}__in": frontier, f"{fk}__in": reposts.values("pk")},
-            )
-            .exclude(**{f"{fk}__in": list(head_of)})
-            .order_by()
-            .values_list(fk, f"dup_of__{fk}")
-            .annotate(n=Count("pk"))
+        rows = _repeat_counts(
+            model,
+            ~Q(**{f"{fk}__in": list(head_of)}),
+            **{f"dup_of__{fk}__in": frontier, f"{fk}__in": reposts.values("pk")},
         )
         # Each re-post under the album it repeats most; of two equally, the older one.
         best: dict[int, tuple[int, int]] = {}

@@ -49,19 +49,17 @@ class Transition:
     done: str
 
 
+_REJECT = Transition(
+    Status.PENDING, Status.REJECTED, "reject", needs_reason=True, verb="reject", done="rejected"
+)
 TRANSITIONS: dict[str, Transition] = {
     Action.APPROVE: Transition(
         Status.PENDING, Status.PUBLISHED, "publish", needs_reason=False, verb="approve",
         done="approved",
     ),
-    Action.REJECT: Transition(
-        Status.PENDING, Status.REJECTED, "reject", needs_reason=True, verb="reject",
-        done="rejected",
-    ),
-    Action.REJECT_REPEAT: Transition(
-        Status.PENDING, Status.REJECTED, "reject", needs_reason=True, verb="reject",
-        done="rejected",
-    ),
+    Action.REJECT: _REJECT,
+    # A rejection like any other; its own action so the history can undo it (RESTORE).
+    Action.REJECT_REPEAT: _REJECT,
     Action.UNPUBLISH: Transition(
         Status.PUBLISHED, Status.REJECTED, "publish", needs_reason=True, verb="unpublish",
         done="unpublished",
