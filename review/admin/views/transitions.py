@@ -11,8 +11,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.contrib.admin.utils import model_ngettext, unquote
-from django.core.exceptions import PermissionDenied
+from django.contrib.admin.utils import model_ngettext
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -21,7 +20,14 @@ from django.utils.html import format_html, format_html_join
 from catalog.models import Record
 from catalog.services import RecordWriteRefused
 from review.admin.display import admin_url, thumbnail_url
-from review.admin.queue import back_to_page, change_url, next_in_queue, queue_ids, with_queue
+from review.admin.queue import (
+    back_to_page,
+    change_url,
+    next_in_queue,
+    page_album,
+    queue_ids,
+    with_queue,
+)
 from review.conflicts import OutOfDate, conflict_if_stale, loaded_token, read_loaded
 from review.forms import ReasonForm
 from review.selectors import record_published_repeat
@@ -43,11 +49,9 @@ def approve(modeladmin, request, object_id):
     """Approve the album as it stands, without field edits: the record page's Approve button
     for an editor who may publish but not edit (with the change permission, the button
     submits the main form and saves the edits with the approve: RecordAdmin.save_model)."""
-    obj = modeladmin.get_object(request, unquote(object_id))
+    obj = page_album(modeladmin, request, object_id, may=modeladmin.has_publish_permission)
     if obj is None:
         return HttpResponseRedirect(reverse("admin:index"))
-    if not modeladmin.has_publish_permission(request, obj):
-        raise PermissionDenied
     if request.method != "POST":
         return back_to_page(modeladmin, request, obj.pk)
     request.review_queue_before = queue_ids(modeladmin, request)
@@ -66,17 +70,15 @@ def approve(modeladmin, request, object_id):
 
 def transition(modeladmin, request, object_id, action: str):
     """The intermediate page of reject and unpublish: asks for the reason, then applies."""
-    obj = modeladmin.get_object(request, unquote(object_id))
+    may = (
+        modeladmin.has_reject_permission
+        if action == Action.REJECT
+        else modeladmin.has_publish_permission
+    )
+    obj = page_album(modeladmin, request, object_id, may=may)
     if obj is None:
         return HttpResponseRedirect(reverse("admin:index"))
     done = TRANSITIONS[action].done
-    allowed = (
-        modeladmin.has_reject_permission(request, obj)
-        if action == Action.REJECT
-        else modeladmin.has_publish_permission(request, obj)
-    )
-    if not allowed:
-        raise PermissionDenied
     token = request.POST.get("loaded") or loaded_token(obj)
     form = ReasonForm(request.POST if "confirm" in request.POST else None)
     if form.is_bound and form.is_valid():
