@@ -83,7 +83,7 @@ class Bench:
     # --- 1. hit ratio --------------------------------------------------------------------------
 
     def hit_ratio(self) -> None:
-        from review.services import record_approve, record_unpublish
+        from review.services import Action, record_approve, record_reject
 
         paths = ["/api/v1/runways/", "/api/v1/runways/?page=2", "/api/v1/index/", "/api/v1/brands/"]
         paths += [f"/api/v1/runways/{pk}/" for pk in self.hot]
@@ -115,7 +115,7 @@ class Bench:
             time.sleep(min(10, max(0, stop - time.monotonic() - 1)))
             if time.monotonic() >= stop - 1:
                 break
-            record_unpublish(record=target, actor=self.editor, reason="bench")
+            record_reject(record=target, actor=self.editor, reason="bench", action=Action.UNPUBLISH)
             target.refresh_from_db()
             target.status = "pending"
             target.save(update_fields=["status"])
@@ -133,7 +133,7 @@ class Bench:
     # --- 2. takedown ---------------------------------------------------------------------------
 
     def takedowns(self) -> None:
-        from review.services import record_unpublish
+        from review.services import Action, record_reject
 
         detail_times, image_origin, image_edge = [], [], []
         for record in self.runways[40 : 40 + TAKEDOWNS]:
@@ -143,7 +143,9 @@ class Bench:
                 self.varnish.get(path)
                 assert self.varnish.get(path)[1].get("X-Cache") == "hit", path
             start = time.monotonic()
-            record_unpublish(record=record, actor=self.editor, reason="takedown request")
+            record_reject(
+                record=record, actor=self.editor, reason="takedown request", action=Action.UNPUBLISH
+            )
             detail_times.append(until(self.stack.answers(detail, 404)) - start)
             image_origin.append(until(self.stack.all_gone(urls, origin=True)) - start)
             image_edge.append(until(self.stack.all_gone(urls, origin=False)) - start)

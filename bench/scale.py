@@ -351,7 +351,7 @@ def purges() -> dict[str, float]:
 
     from catalog.models import MediaChange, Runway
     from catalog.visibility import media_changes_run
-    from review.services import record_unpublish
+    from review.services import Action, record_reject
 
     counter = PurgeCounter()
     settings.EDGE_PURGE_BACKEND, settings.EDGE_PURGE_URLS = "http", [counter.url]
@@ -359,7 +359,7 @@ def purges() -> dict[str, float]:
     chosen = list(Runway.objects.filter(status="published").order_by("-pk")[:1000])
     t0 = time.perf_counter()
     for runway in chosen:
-        record_unpublish(record=runway, actor=user, reason="bench")
+        record_reject(record=runway, actor=user, reason="bench", action=Action.UNPUBLISH)
     written = time.perf_counter() - t0
     t0 = time.perf_counter()
     media_changes_run()

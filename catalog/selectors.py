@@ -1,9 +1,9 @@
 """Reads other apps need from the catalog: brand resolution, record lookups by key, the
 indexed near-duplicate candidate query, and the albums whose renditions were never tried."""
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
 from django.db import connection
 from django.db.models import BooleanField, Q
@@ -11,7 +11,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Lower
 from django.utils.text import slugify
 
-from catalog.keys import fold_title, fold_whitespace, normalize_brand_slug
+from catalog.keys import fold_whitespace, normalize_brand_slug
 from catalog.models import (
     IMAGE_MODELS,
     IMAGE_PARENT_FIELD,
@@ -60,21 +60,22 @@ def record_by_source_key[R: Record](*, model: type[R], source: str, source_url: 
     return cast(R | None, model.objects.filter(source=source, source_url=source_url).first())
 
 
+def record_by_entity_key[R: Record](*, model: type[R], values: Mapping[str, Any]) -> R | None:
+    """The live record of `model` whose entity key these values of its `entity_key_fields`
+    make. Live rows only: the entity key is unique among them, and a deleted row freed its
+    key."""
+    # A row of model's own (the stubs type the manager of the abstract base).
+    return cast(R | None, model.objects.live().filter(**model.entity_key_filter(values)).first())
+
+
 def runway_by_entity_key(*, brand: Brand, season_code: str, collection_type: str) -> Runway | None:
-    """Live rows only: the entity key is unique among them, and a deleted row freed its key."""
-    return (
-        Runway.objects.live()
-        .filter(brand=brand, season_code=season_code, collection_type=collection_type)
-        .first()
-    )
+    values = {"brand": brand, "season_code": season_code, "collection_type": collection_type}
+    return record_by_entity_key(model=Runway, values=values)
 
 
 def street_snap_by_entity_key(*, city: str, year: int, month: int, title: str) -> StreetSnap | None:
-    return (
-        StreetSnap.objects.live()
-        .filter(city=city, year=year, month=month, title_key=fold_title(title))
-        .first()
-    )
+    values = {"city": city, "year": year, "month": month, "title": title}
+    return record_by_entity_key(model=StreetSnap, values=values)
 
 
 def image_near_duplicate_candidates(

@@ -26,8 +26,8 @@ from django.core import signing
 from django.db.models import Field
 from django.utils import formats, timezone
 
-from catalog.models import Record, Runway
-from catalog.services import EDITABLE_FIELDS, RecordWriteRefused, StaleRecord
+from catalog.models import Record
+from catalog.services import RecordWriteRefused, StaleRecord
 from review.models import ReviewEvent
 
 SALT = "review.loaded-record"
@@ -53,7 +53,7 @@ class Loaded:
 
 def shown_values(record: Record) -> dict[str, str]:
     values = {}
-    for name in EDITABLE_FIELDS[type(record)]:
+    for name in record.editable_fields:
         value = str(getattr(record, name))
         if name in DIGESTED:
             value = hashlib.sha256(value.encode()).hexdigest()[:16]
@@ -119,10 +119,10 @@ def when(moment: datetime) -> str:
 def describe_changes(record: Record, loaded: Loaded) -> list[str]:
     """What happened to `record` since it was loaded at `loaded`, one phrase per change."""
     lines: list[str] = []
-    kind = {"runway": record} if isinstance(record, Runway) else {"street_snap": record}
+    of_record = {ReviewEvent.record_field(type(record)): record}
     # Transitions only: an edit while published is a field edit or an image operation, which
     # the comparison of shown values and the admin's change log below already name.
-    events = ReviewEvent.objects.filter(**kind, record_version__gt=loaded.version).exclude(
+    events = ReviewEvent.objects.filter(**of_record, record_version__gt=loaded.version).exclude(
         action=ReviewEvent.Action.EDIT
     )
     for event in events.select_related("actor"):
@@ -145,10 +145,10 @@ def describe_changes(record: Record, loaded: Loaded) -> list[str]:
                 f"it was re-crawled (ingest job {now['ingest_job']}): its content and images "
                 "were replaced"
             )
-        for name in EDITABLE_FIELDS[type(record)]:
+        for name in record.editable_fields:
             if before.get(name) == now[name]:
                 continue
-            # EDITABLE_FIELDS names the model's own fields, never a reverse relation.
+            # editable_fields names the model's own fields, never a reverse relation.
             label = cast(Field, record._meta.get_field(name)).verbose_name
             if name in DIGESTED:
                 lines.append(f"{label} changed")

@@ -1,4 +1,3 @@
-from collections.abc import Callable
 from typing import cast
 
 from django import forms
@@ -12,16 +11,10 @@ from catalog.keys import (
     normalize_collection_type,
     normalize_season_code,
 )
-from catalog.models import YEAR_MAX, YEAR_MIN, BrandAlias, Record, Runway, StreetSnap
-from catalog.selectors import runway_by_entity_key, street_snap_by_entity_key
-from catalog.services import ENTITY_KEY_TAKEN
+from catalog.models import YEAR_MAX, YEAR_MIN, BrandAlias
+from catalog.selectors import record_by_entity_key
 from review.conflicts import Loaded, OutOfDate, conflict_message, loaded_token, read_loaded
 
-# Each kind's entity-key lookup (catalog.selectors), and the fields of the form it takes.
-ENTITY_KEY_LOOKUP: dict[type[Record], tuple[Callable[..., Record | None], tuple[str, ...]]] = {
-    Runway: (runway_by_entity_key, ("brand", "season_code", "collection_type")),
-    StreetSnap: (street_snap_by_entity_key, ("city", "year", "month", "title")),
-}
 # Entity-key fields an editor types, with the normaliser ingest and the legacy import use, and
 # what the field's help says happens to the value.
 NORMALISED_FIELDS = {
@@ -144,13 +137,15 @@ class RecordForm(forms.ModelForm):
         on deleted_at, which is not on the form.) The database constraint still decides a
         race; the service turns that into a message."""
         model = type(self.instance)
-        lookup, names = ENTITY_KEY_LOOKUP[model]
-        key = {name: cleaned.get(name, getattr(self.instance, name)) for name in names}
+        key = {
+            name: cleaned.get(name, getattr(self.instance, name))
+            for name in model.entity_key_fields
+        }
         if None in key.values():
             return  # a field error already
-        holder = lookup(**key)
+        holder = record_by_entity_key(model=model, values=key)
         if holder is not None and holder.pk != self.instance.pk:
-            raise ValidationError(ENTITY_KEY_TAKEN[model], code="entity_key")
+            raise ValidationError(model.entity_key_taken, code="entity_key")
 
 
 class ReasonForm(forms.Form):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Exists, F, Min, OuterRef, Q
+from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from catalog.models import Record, Runway
-from catalog.services import IMAGE_MODEL
+from catalog.models import Record
 from review.models import ReviewClaim
 
 Status = Record.Status
@@ -139,28 +139,37 @@ class Repeat:
     total: int
 
 
+def _repeat_counts(model: type[Record], *conditions: Q, **lookups: Any) -> QuerySet:
+    """(album, the album it repeats, how many of its live images repeat that one's), for the
+    images of `model`'s albums flagged as near-duplicates of another album's, under
+    `conditions` and `lookups`: what the repeats and the re-posts are both read from."""
+    fk = model.image_model().record_field
+    return (
+        model.image_model()
+        .objects.live()
+        .filter(*conditions, is_duplicate=True, **lookups)
+        .exclude(**{f"dup_of__{fk}": F(fk)})
+        .order_by()
+        .values_list(fk, f"dup_of__{fk}")
+        .annotate(n=Count("pk"))
+    )
+
+
 def records_repeats(*, records: list[Record]) -> dict[int, list[Repeat]]:
     """The albums each of `records` (of one kind) repeats, most repeated first: record id ->
     repeats. Two queries, however many records."""
     if not records:
         return {}
     model = type(records[0])
-    fk = "runway" if model is Runway else "street_snap"
-    rows = (
-        IMAGE_MODEL[model]
-        .objects.live()
-        .filter(
+    fk = model.image_model().record_field
+    rows = list(
+        _repeat_counts(
+            model,
             **{f"{fk}_id__in": [record.pk for record in records]},
-            is_duplicate=True,
             dup_of__deleted_at=None,
             **{f"dup_of__{fk}__deleted_at": None},
         )
-        .exclude(**{f"dup_of__{fk}": F(fk)})
-        .order_by()
-        .values_list(fk, f"dup_of__{fk}")
-        .annotate(n=Count("pk"))
     )
-    rows = list(rows)
     others = model.objects.in_bulk({other for _, other, _ in rows})
     totals = {record.pk: record.image_count for record in records}
     repeats: dict[int, list[Repeat]] = {}
@@ -191,18 +200,14 @@ def record_published_repeat(*, record: Record) -> Repeat | None:
 # it is read off the flags, the statuses and the sources.
 
 
-def _image_fk(model: type[Record]) -> str:
-    return "runway" if model is Runway else "street_snap"
-
-
 def repost_condition(model: type[Record], *, of_decided: bool = False) -> Q:
     """The albums of `model` that are re-posts: pending, from a source, with live images,
     every one of which repeats a live image of an older pending album of the same source.
     `of_decided`: whatever the status of that older album (it was decided a moment ago, and
     its re-posts are being decided with it)."""
-    fk = _image_fk(model)
+    fk = model.image_model().record_field
     target = f"dup_of__{fk}"
-    images = IMAGE_MODEL[model].objects.filter(**{fk: OuterRef("pk")}, deleted_at=None)
+    images = model.image_model().objects.filter(**{fk: OuterRef("pk")}, deleted_at=None)
     repeats_own_source = Q(
         is_duplicate=True,
         dup_of__deleted_at=None,
@@ -231,22 +236,15 @@ def records_reposts(*, records: list[Record], decided: bool = False) -> dict[int
     if not records:
         return {}
     model = type(records[0])
-    fk = _image_fk(model)
+    fk = model.image_model().record_field
     reposts = model.objects.filter(repost_condition(model, of_decided=decided), deleted_at=None)
     head_of = {record.pk: record.pk for record in records}  # album -> the head it folds under
     frontier = set(head_of)
     while frontier:
-        rows = (
-            IMAGE_MODEL[model]
-            .objects.filter(
-                deleted_at=None,
-                is_duplicate=True,
-                **{f"dup_of__{fk}__in": frontier, f"{fk}__in": reposts.values("pk")},
-            )
-            .exclude(**{f"{fk}__in": list(head_of)})
-            .order_by()
-            .values_list(fk, f"dup_of__{fk}")
-            .annotate(n=Count("pk"))
+        rows = _repeat_counts(
+            model,
+            ~Q(**{f"{fk}__in": list(head_of)}),
+            **{f"dup_of__{fk}__in": frontier, f"{fk}__in": reposts.values("pk")},
         )
         # Each re-post under the album it repeats most; of two equally, the older one.
         best: dict[int, tuple[int, int]] = {}

@@ -16,8 +16,8 @@ than it should be, found by reading the code, not by running it.
     method), the caller asks it.
 - `catalog/visibility/` and `review/services/` are packages, one module per concern.
 
-Each violation is printed as ``path:line: what``; the exit status is 1 if there is any, or if an
-entry of ALLOWED no longer matches anything (so the list only ever shrinks). Run from anywhere:
+Each violation is printed as ``path:line: what``; the exit status is 1 if there is any. There is
+no list of exceptions: code that must tell the kinds apart asks the model. Run from anywhere:
 ``python scripts/check_shape.py`` (CI: scripts/test.sh; tests/test_shape.py runs it).
 """
 
@@ -52,24 +52,6 @@ MODELS = frozenset(
 )
 KIND_CONSTANTS = frozenset({"RUNWAY", "STREET"})
 
-# What review/, publicapi/ and config/ still do that the checks refuse: their owners fix these
-# (issue 34), then take the entry out. "path: check: subject", as the check prints it.
-ALLOWED = frozenset(
-    {
-        # review/: maps and branches by kind, to move onto the models (Runway.editable_fields,
-        # .image_model(), .entity_key_taken, .entity_key, RunwayImage.record_field/has_looks).
-        "review/forms.py: kind-keyed dict: Runway",
-        "review/conflicts.py: kind-keyed dict: 'runway'",
-        "review/conflicts.py: kind-keyed dict: 'street_snap'",
-        "review/conflicts.py: isinstance on a model: Runway",
-        "review/services/repeats.py: isinstance on a model: Runway",
-        "review/services/curation.py: isinstance on a model: RunwayImage",
-        "review/admin/views/repeats.py: isinstance on a model: Runway",
-        "review/admin/views/curation.py: class compared with a model: StreetSnap",
-        "review/selectors.py: class compared with a model: Runway",
-    }
-)
-
 
 @dataclass(frozen=True)
 class Violation:
@@ -77,11 +59,7 @@ class Violation:
     line: int
     check: str
     subject: str
-    detail: str = ""  # shown, not part of the key (a line count changes with every edit)
-
-    @property
-    def key(self) -> str:
-        return f"{self.path}: {self.check}: {self.subject}"
+    detail: str = ""  # e.g. a module's line count
 
     def __str__(self) -> str:
         detail = f" ({self.detail})" if self.detail else ""
@@ -160,26 +138,19 @@ def package_violations(root: Path) -> Iterator[Violation]:
             yield Violation(f"{package}.py", 1, "a module beside the package", package)
 
 
-def check(
-    root: Path = ROOT, allowed: frozenset[str] = ALLOWED
-) -> tuple[list[Violation], list[str]]:
-    """The violations not allowed, and the allowed entries that matched nothing."""
+def check(root: Path = ROOT) -> list[Violation]:
     found = list(package_violations(root))
     for path in modules(root):
         found += shape_violations(path, path.relative_to(root).as_posix())
-    refused = [v for v in found if v.key not in allowed]
-    stale = sorted(allowed - {v.key for v in found})
-    return refused, stale
+    return found
 
 
 def main() -> int:
-    refused, stale = check()
-    for violation in refused:
+    found = check()
+    for violation in found:
         print(violation)
-    for entry in stale:
-        print(f"scripts/check_shape.py: ALLOWED entry matches nothing, remove it: {entry}")
-    if refused or stale:
-        print(f"{len(refused)} violation(s), {len(stale)} stale allowance(s)", file=sys.stderr)
+    if found:
+        print(f"{len(found)} violation(s)", file=sys.stderr)
         return 1
     return 0
 

@@ -3,8 +3,9 @@ soft delete; the stored original, its hashes and renditions. Each kind (catalog.
 catalog.models.street_snaps) builds on these and says what differs (its kind, its image model,
 its entity key)."""
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.core.files.storage import default_storage
 from django.db import models
@@ -125,6 +126,9 @@ class Record(models.Model):
     kind: ClassVar[str]
     # The columns of the entity key: one live record per value (record_constraints).
     entity_key: ClassVar[tuple[str, ...]]
+    # The editable fields the entity key is made from, which an editor's form reads to refuse
+    # a taken key before it saves (entity_key_filter turns them into the key's columns).
+    entity_key_fields: ClassVar[tuple[str, ...]]
     # Why an edit that would give the record another live record's entity key is refused.
     entity_key_taken: ClassVar[str]
     # What an editor may edit. Everything else (status, review fields, source, counts, cover)
@@ -149,6 +153,16 @@ class Record(models.Model):
 
     @classmethod
     def image_model(cls) -> "type[RunwayImage] | type[StreetSnapImage]":
+        raise NotImplementedError
+
+    @classmethod
+    def entity_key_filter(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The entity key's columns for these values of `entity_key_fields`, as a filter."""
+        return {name: values[name] for name in cls.entity_key}
+
+    def period(self) -> str:
+        """When the album is from, in its entity key's words: what tells apart two albums
+        of one title (the same show crawled twice) on an editor's page."""
         raise NotImplementedError
 
     def is_public(self, now: datetime | None = None) -> bool:

@@ -19,6 +19,7 @@ _ENTITY_KEY = ("brand", "season_code", "collection_type")
 class Runway(Record):
     kind = "runway"
     entity_key = _ENTITY_KEY
+    entity_key_fields = _ENTITY_KEY
     entity_key_taken = (
         "Another live runway already has this brand, season code and collection type."
     )
@@ -57,6 +58,9 @@ class Runway(Record):
     @classmethod
     def image_model(cls) -> "type[RunwayImage]":
         return RunwayImage
+
+    def period(self) -> str:
+        return self.season_code
 
 
 class RunwayImage(RecordImage):

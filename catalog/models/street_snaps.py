@@ -1,5 +1,8 @@
 """Street-style albums: a city, a month and a title; their images, details under main images."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.db import models
 from django.db.models import Q
 
@@ -20,6 +23,7 @@ _ENTITY_KEY = ("city", "year", "month", "title_key")
 class StreetSnap(Record):
     kind = "street"
     entity_key = _ENTITY_KEY
+    entity_key_fields = ("city", "year", "month", "title")
     entity_key_taken = "Another live street album already has this city, year, month and title."
     editable_fields = ("title", "description", "city", "year", "month")
     edge_tag = "street-snap"
@@ -65,6 +69,19 @@ class StreetSnap(Record):
     @classmethod
     def image_model(cls) -> "type[StreetSnapImage]":
         return StreetSnapImage
+
+    @classmethod
+    def entity_key_filter(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "city": values["city"],
+            "year": values["year"],
+            "month": values["month"],
+            "title_key": fold_title(values["title"]),
+        }
+
+    def period(self) -> str:
+        # The year alone when the month is unknown (0: albums from the old archive).
+        return f"{self.year}-{self.month:02d}" if self.month else str(self.year)
 
 
 class StreetSnapImage(RecordImage):

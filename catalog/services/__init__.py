@@ -35,9 +35,6 @@ from catalog.services.ingest_writes import (
     street_snap_reopen,
 )
 from catalog.services.records import (
-    EDITABLE_FIELDS,
-    ENTITY_KEY_TAKEN,
-    IMAGE_MODEL,
     RecordStateError,
     RecordWriteRefused,
     StaleRecord,
@@ -49,15 +46,7 @@ from catalog.services.records import (
 )
 from catalog.services.renditions import image_renditions_make, record_renditions_make
 
-# The names review/ still imports (review.services.curation, review.services.takedown) for
-# image_delete and image_take_down: the same writes. Remove them once it uses the new names.
-image_soft_delete = image_delete
-image_remove = image_take_down
-
 __all__ = [
-    "EDITABLE_FIELDS",
-    "ENTITY_KEY_TAKEN",
-    "IMAGE_MODEL",
     "NewImage",
     "RecordContent",
     "RecordStateError",
@@ -67,8 +56,6 @@ __all__ = [
     "StreetSnapContent",
     "image_renditions_make",
     "image_delete",
-    "image_remove",
-    "image_soft_delete",
     "image_take_down",
     "images_copy_into",
     "images_mark_not_duplicate",

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Field
 from django.utils import timezone
 
-from catalog.models import RECORD_MODELS, Record, RecordImage
+from catalog.models import Record, RecordImage
 from catalog.visibility import bytes_public_on_save, record_change_note
 
 # --- Refusals ----------------------------------------------------------------------------------
@@ -52,21 +52,6 @@ class StaleRecord(RecordWriteRefused):
             f"“{record}” changed since you opened it. Nothing was saved: reload the page to see "
             "it as it is now, then make your changes again."
         )
-
-
-# Each record model says these itself (`editable_fields`, `image_model()`,
-# `entity_key_taken`). These maps by model are kept, made from the models, only for review/,
-# which still reads them (review.admin.records, review.conflicts, review.forms, review.selectors):
-# remove them once it asks the model.
-EDITABLE_FIELDS: dict[type[Record], tuple[str, ...]] = {
-    model: model.editable_fields for model in RECORD_MODELS.values()
-}
-IMAGE_MODEL: dict[type[Record], type[RecordImage]] = {
-    model: model.image_model() for model in RECORD_MODELS.values()
-}
-ENTITY_KEY_TAKEN: dict[type[Record], str] = {
-    model: model.entity_key_taken for model in RECORD_MODELS.values()
-}
 
 
 # --- Lock and save: what every write to an existing record goes through -----------------------

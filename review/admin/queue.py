@@ -9,12 +9,13 @@ record admin (`modeladmin`), as the views beside them are.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import FieldDoesNotExist
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db.models import Count, F, OrderBy, Q, QuerySet
 from django.http import HttpResponse, HttpResponseRedirect, QueryDict
 
@@ -105,6 +106,16 @@ def changelist_url(modeladmin, request) -> str:
 
 def change_url(modeladmin, object_id) -> str:
     return admin_url(modeladmin.model, "change", unquote(str(object_id)))
+
+
+def page_album(modeladmin, request, object_id, *, may: Callable[..., bool]) -> Record | None:
+    """The album a button of its page acts on, or None when it is gone (the caller sends the
+    editor to the index, as Django's admin does). PermissionDenied when `may`, one of the
+    admin's has_*_permission, refuses it."""
+    obj = modeladmin.get_object(request, unquote(object_id))
+    if obj is not None and not may(request, obj):
+        raise PermissionDenied
+    return obj
 
 
 def back_to_page(modeladmin, request, object_id, anchor: str = "") -> HttpResponseRedirect:

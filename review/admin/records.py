@@ -28,7 +28,7 @@ from django.urls import path
 from django.utils.html import format_html
 
 from catalog.models import RecordImage, Runway, RunwayImage, StreetSnap, StreetSnapImage
-from catalog.services import EDITABLE_FIELDS, IMAGE_MODEL, RecordWriteRefused, permission_name
+from catalog.services import RecordWriteRefused, permission_name
 from review.admin import columns, record_page
 from review.admin.display import approved_message
 from review.admin.filters import (
@@ -240,7 +240,7 @@ class RecordAdmin(admin.ModelAdmin):
 
     def has_curate_permission(self, request, obj=None) -> bool:
         return self.has_change_permission(request, obj) and request.user.has_perm(
-            permission_name(IMAGE_MODEL[self.model], "change")
+            permission_name(self.model.image_model(), "change")
         )
 
     # --- the list ------------------------------------------------------------------------
@@ -324,7 +324,7 @@ class RecordAdmin(admin.ModelAdmin):
     def get_fieldsets(self, request, obj=None):
         return [
             # In columns (review.css): the images come first on this page.
-            (None, {"fields": EDITABLE_FIELDS[self.model], "classes": ["review-record-fields"]}),
+            (None, {"fields": self.model.editable_fields, "classes": ["review-record-fields"]}),
             (
                 "Review",
                 {

@@ -62,7 +62,6 @@ from review.services.transitions import (
     record_approve,
     record_reject,
     record_transition,
-    record_unpublish,
     transition_permission_name,
 )
 
@@ -109,7 +108,6 @@ __all__ = [
     "record_reposts_reject",
     "record_take_down",
     "record_transition",
-    "record_unpublish",
     "repeating_images",
     "takedown_permission_name",
     "transition_permission_name",

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import ngettext
 
-from catalog.models import Record, RecordImage, Runway
+from catalog.models import Record, RecordImage
 from catalog.services import (
     RecordWriteRefused,
     images_copy_into,
@@ -25,7 +25,6 @@ from review.services.transitions import (
     TransitionRefused,
     kind_label,
     record_reject,
-    record_transition,
     transition_permission_name,
 )
 
@@ -39,7 +38,7 @@ def _named(record: Record) -> str:
 
 def repeating_images(*, record: Record, of: Record) -> list[RecordImage]:
     """The live images of `record` flagged as near-duplicates of live images of `of`."""
-    fk = "runway" if isinstance(record, Runway) else "street_snap"
+    fk = record.image_model().record_field
     return list(
         record.images.live()
         .filter(is_duplicate=True, dup_of__deleted_at=None, **{f"dup_of__{fk}": of.pk})
@@ -53,11 +52,11 @@ def record_reject_as_duplicate(
 ) -> ReviewEvent:
     """pending -> rejected as a repeat, the reason naming the album it repeats (undone by
     record_reject_undo)."""
-    return record_transition(
+    return record_reject(
         record=record,
-        action=Action.REJECT_REPEAT,
         actor=actor,
         reason=f"Duplicate of {_named(of)}, which it repeats.",
+        action=Action.REJECT_REPEAT,
         expected_version=expected_version,
     )
 

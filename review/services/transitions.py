@@ -1,7 +1,7 @@
 """Review transitions: the only way a record's status changes by an editor's hand.
 
-The admin calls one service per transition: `record_approve`, `record_reject`,
-`record_unpublish`. All three go through `record_transition` and its allowed-transition
+The admin calls `record_approve` (with the editor's field edits) or `record_reject` (reject,
+or unpublish, with a reason). Both go through `record_transition` and its allowed-transition
 table; anything else is refused with a message. Each transition runs in one transaction:
 it locks the record row, checks the status it starts from (and the version the editor
 loaded, when there is one), applies the editor's field edits with an approve, sets the
@@ -49,19 +49,17 @@ class Transition:
     done: str
 
 
+_REJECT = Transition(
+    Status.PENDING, Status.REJECTED, "reject", needs_reason=True, verb="reject", done="rejected"
+)
 TRANSITIONS: dict[str, Transition] = {
     Action.APPROVE: Transition(
         Status.PENDING, Status.PUBLISHED, "publish", needs_reason=False, verb="approve",
         done="approved",
     ),
-    Action.REJECT: Transition(
-        Status.PENDING, Status.REJECTED, "reject", needs_reason=True, verb="reject",
-        done="rejected",
-    ),
-    Action.REJECT_REPEAT: Transition(
-        Status.PENDING, Status.REJECTED, "reject", needs_reason=True, verb="reject",
-        done="rejected",
-    ),
+    Action.REJECT: _REJECT,
+    # A rejection like any other; its own action so the history can undo it (RESTORE).
+    Action.REJECT_REPEAT: _REJECT,
     Action.UNPUBLISH: Transition(
         Status.PUBLISHED, Status.REJECTED, "publish", needs_reason=True, verb="unpublish",
         done="unpublished",
@@ -171,29 +169,18 @@ def record_reject(
     record: Record,
     actor: User,
     reason: str,
+    action: str = Action.REJECT,
     expected_version: int | None = None,
 ) -> ReviewEvent:
-    """pending -> rejected, with a reason."""
+    """To rejected, with a reason: pending -> rejected (REJECT; REJECT_REPEAT, a repeat the
+    history can undo), or published -> rejected (UNPUBLISH; published_at keeps the first
+    publication). One service for the three: they differ only in their row of TRANSITIONS
+    (the status they start from, the permission they need)."""
+    if action in TRANSITIONS and TRANSITIONS[action].target != Status.REJECTED:
+        raise ValueError(f"{action} does not reject an album.")
     return record_transition(
         record=record,
-        action=Action.REJECT,
-        actor=actor,
-        reason=reason,
-        expected_version=expected_version,
-    )
-
-
-def record_unpublish(
-    *,
-    record: Record,
-    actor: User,
-    reason: str,
-    expected_version: int | None = None,
-) -> ReviewEvent:
-    """published -> rejected, with a reason; published_at keeps the first publication."""
-    return record_transition(
-        record=record,
-        action=Action.UNPUBLISH,
+        action=action,
         actor=actor,
         reason=reason,
         expected_version=expected_version,

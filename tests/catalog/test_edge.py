@@ -19,7 +19,7 @@ from catalog import edge
 from catalog.visibility import media_changes_process
 from ingest import thread_pool
 from publicapi import tags as public_tags
-from review.services import record_approve, record_unpublish
+from review.services import Action, record_approve, record_reject
 from tests.catalog.conftest import through
 from tests.edge_support import AppServer, FailingProxy, Varnish
 from tests.support import curator
@@ -122,7 +122,9 @@ def test_a_withdrawal_purges_every_page_and_image_that_showed_the_album(varnish)
     assert "s-maxage=86400" in headers["Cache-Control"]
 
     with transaction.atomic():
-        record_unpublish(record=a, actor=curator(), reason="the photographer's request")
+        record_reject(
+            record=a, actor=curator(), reason="the photographer's request", action=Action.UNPUBLISH
+        )
     assert thread_pool.wait_idle(timeout=60)
 
     # Gone from the edge: its detail, every list that showed it, its own images...
@@ -149,7 +151,7 @@ def test_without_the_purge_varnish_keeps_serving_the_withdrawn_album(varnish, se
     settings.EDGE_PURGE_BACKEND = ""
 
     with transaction.atomic():
-        record_unpublish(record=a, actor=curator(), reason="embargo")
+        record_reject(record=a, actor=curator(), reason="embargo", action=Action.UNPUBLISH)
     assert thread_pool.wait_idle(timeout=60)
 
     assert through(varnish, f"/api/v1/runways/{a.pk}/")[:2] == (200, "hit")
@@ -165,7 +167,7 @@ def test_a_purge_the_cache_did_not_confirm_is_kept_and_retried(varnish, settings
     try:
         settings.MEDIA_PUBLIC_COPIES = False
         with transaction.atomic():
-            record_unpublish(record=a, actor=curator(), reason="embargo")
+            record_reject(record=a, actor=curator(), reason="embargo", action=Action.UNPUBLISH)
         assert thread_pool.wait_idle(timeout=60)
         from catalog.models import MediaChange
 
@@ -226,7 +228,7 @@ def test_cloudfront_gets_one_invalidation_per_batch(settings, moto_s3, monkeypat
     record_approve(record=runway, actor=curator())
     media_changes_process()
     before = invalidation_ids(client, distribution)
-    record_unpublish(record=runway, actor=curator(), reason="embargo")
+    record_reject(record=runway, actor=curator(), reason="embargo", action=Action.UNPUBLISH)
 
     run = media_changes_process()
 
@@ -304,7 +306,7 @@ def test_an_image_is_cached_under_one_spelling_and_purged_by_its_tag(varnish, ap
     status, headers, _ = app_server_get(app_server, canonical)
     assert headers["Surrogate-Key"].split(" ") == [edge.image_tag(key), f"runway:{runway.pk}"]
     with transaction.atomic():
-        record_unpublish(record=runway, actor=curator(), reason="a takedown")
+        record_reject(record=runway, actor=curator(), reason="a takedown", action=Action.UNPUBLISH)
     assert thread_pool.wait_idle(timeout=60)
     assert through(varnish, canonical)[:2] == (404, "miss")
 
@@ -379,7 +381,9 @@ def test_unpublishing_a_thousand_albums_sends_a_few_purges(
 
     snaps = StreetSnapFactory.create_batch(1000, published=True)
     for snap in snaps:  # the bulk action's service: one transaction each
-        record_unpublish(record=snap, actor=curator(), reason="the licence ended")
+        record_reject(
+            record=snap, actor=curator(), reason="the licence ended", action=Action.UNPUBLISH
+        )
 
     run = media_changes_process()
 

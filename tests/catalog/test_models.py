@@ -120,6 +120,17 @@ class TestEntityKey:
         assert snap.title_key == "New title"
 
 
+class TestPeriod:
+    """What tells two albums of one title apart on an editor's page."""
+
+    def test_a_runway_is_from_its_season(self):
+        assert RunwayFactory(season_code="FW24").period() == "FW24"
+
+    @pytest.mark.parametrize(("month", "period"), [(3, "2026-03"), (11, "2026-11"), (0, "2026")])
+    def test_a_street_album_is_from_its_month_or_its_year_when_that_is_unknown(self, month, period):
+        assert StreetSnap(year=2026, month=month).period() == period
+
+
 class TestStatus:
     def test_a_new_record_is_pending(self):
         runway = RunwayFactory()

@@ -28,7 +28,7 @@ from catalog.visibility import (
     public_keys_among,
 )
 from ingest import thread_pool
-from review.services import record_approve, record_take_down, record_unpublish
+from review.services import Action, record_approve, record_reject, record_take_down
 from tests.factories import BrandFactory
 from tests.support import curator, rollback_each_example
 from tests.visibility_support import album, keys_of, public_files
@@ -250,7 +250,9 @@ def test_every_change_is_done_or_waiting_with_an_error_and_the_store_is_the_rule
                     if action == "approve":
                         record_approve(record=record, actor=curator())
                     elif action == "unpublish":
-                        record_unpublish(record=record, actor=curator(), reason="x")
+                        record_reject(
+                            record=record, actor=curator(), reason="x", action=Action.UNPUBLISH
+                        )
                     else:
                         record_take_down(record=record, actor=curator(), reason="x")
                 except RecordWriteRefused:

@@ -1,9 +1,11 @@
-"""catalog.selectors: resolving the brand a crawler names."""
+"""catalog.selectors: resolving the brand a crawler names; a live record by its entity key."""
 
 import pytest
+from django.utils import timezone
 
 from catalog import selectors
-from tests.factories import BrandAliasFactory, BrandFactory
+from catalog.models import Runway, StreetSnap
+from tests.factories import BrandAliasFactory, BrandFactory, RunwayFactory, StreetSnapFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -28,3 +30,25 @@ def test_the_brand_lookup_is_two_queries_at_most(django_assert_max_num_queries):
 
     with django_assert_max_num_queries(2):
         assert selectors.brand_resolve(name="known alias") is not None
+
+
+def test_a_street_album_is_found_by_its_editable_fields_its_title_folded():
+    snap = StreetSnapFactory(city="Paris", year=2026, month=3, title="Street  Style Day")
+    StreetSnapFactory(city="Paris", year=2026, month=4, title="Street Style Day")
+
+    found = selectors.record_by_entity_key(
+        model=StreetSnap,
+        values={"city": "Paris", "year": 2026, "month": 3, "title": " Street Style\tDay "},
+    )
+
+    assert found == snap
+
+
+def test_a_deleted_runway_holds_no_entity_key():
+    runway = RunwayFactory(season_code="FW24", collection_type="couture")
+    key = {name: getattr(runway, name) for name in Runway.entity_key_fields}
+    assert selectors.record_by_entity_key(model=Runway, values=key) == runway
+
+    Runway.objects.filter(pk=runway.pk).update(deleted_at=timezone.now())
+
+    assert selectors.record_by_entity_key(model=Runway, values=key) is None

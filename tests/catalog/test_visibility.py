@@ -25,7 +25,7 @@ from catalog.visibility import (
     records_published_in_bulk,
 )
 from publicapi.models import PublicRunway, PublicStreetSnap
-from review.services import record_approve, record_reject, record_unpublish
+from review.services import Action, record_approve, record_reject
 from tests.factories import RunwayFactory, RunwayImageFactory, StreetSnapFactory
 from tests.support import curator, rollback_each_example
 from tests.visibility_support import album, keys_of, private_files, public_files, run_jobs
@@ -129,7 +129,9 @@ def test_a_withdrawn_album_leaves_the_api_at_once_and_its_bytes_after(public_cop
     assert public_files() == keys_of(runway)
 
     if withdraw == "unpublish":
-        record_unpublish(record=runway, actor=curator(), reason="photographer's request")
+        record_reject(
+            record=runway, actor=curator(), reason="photographer's request", action=Action.UNPUBLISH
+        )
     else:
         from django.db import transaction
 
@@ -160,7 +162,7 @@ def test_withdrawing_album_a_keeps_the_bytes_album_b_shows(public_copies):
         record_approve(record=record, actor=curator())
     run_jobs()
 
-    record_unpublish(record=a, actor=curator(), reason="agency's request")
+    record_reject(record=a, actor=curator(), reason="agency's request", action=Action.UNPUBLISH)
     run_jobs()
 
     assert public_files() == keys_of(b)
@@ -175,7 +177,7 @@ def test_a_street_album_and_a_runway_share_bytes_too(public_copies):
     record_approve(record=street, actor=curator())
     run_jobs()
 
-    record_unpublish(record=runway, actor=curator(), reason="model's request")
+    record_reject(record=runway, actor=curator(), reason="model's request", action=Action.UNPUBLISH)
     run_jobs()
 
     assert public_files() == keys_of(street)
@@ -228,7 +230,7 @@ def test_a_reapproved_album_shows_only_after_its_bytes_are_back(public_copies):
     runway = album(status="pending")
     record_approve(record=runway, actor=curator())
     run_jobs()
-    record_unpublish(record=runway, actor=curator(), reason="embargo")
+    record_reject(record=runway, actor=curator(), reason="embargo", action=Action.UNPUBLISH)
     run_jobs()
     runway.status = "pending"  # an editor sends it back to review (a re-crawl reopens it)
     runway.save(update_fields=["status"])
@@ -250,7 +252,7 @@ def test_without_copies_a_published_album_shows_at_once_and_the_ledger_follows()
     assert PublicRunway.objects.filter(pk=runway.pk).exists()
     run_jobs()
     assert set(PublicObject.objects.values_list("key", flat=True)) == keys_of(runway)
-    record_unpublish(record=runway, actor=curator(), reason="embargo")
+    record_reject(record=runway, actor=curator(), reason="embargo", action=Action.UNPUBLISH)
     run = run_jobs()
     assert set(run.keys.withdrawn) == keys_of(runway)
     assert not PublicObject.objects.exists()
@@ -399,7 +401,12 @@ def test_the_flag_waits_for_a_write_made_while_the_bytes_moved(public_copies, mo
 
     def unpublish_meanwhile(keys):
         result = real(keys)
-        record_unpublish(record=Runway.objects.get(pk=runway.pk), actor=curator(), reason="now")
+        record_reject(
+            record=Runway.objects.get(pk=runway.pk),
+            actor=curator(),
+            reason="now",
+            action=Action.UNPUBLISH,
+        )
         return result
 
     monkeypatch.setattr(visibility.flag, "keys_sync", unpublish_meanwhile)

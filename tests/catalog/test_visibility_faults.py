@@ -23,7 +23,7 @@ from catalog.visibility import media_changes_process, media_sweep
 from config.metrics import ArchiveCollector
 from ingest.queueing import VISIBILITY_JOB_ID
 from publicapi.models import PublicRunway
-from review.services import record_approve, record_unpublish
+from review.services import Action, record_approve, record_reject
 from tests.edge_support import FailingProxy
 from tests.support import TEST_REDIS_URL, curator
 from tests.visibility_support import album, keys_of
@@ -116,7 +116,9 @@ def test_a_withdrawal_the_store_refuses_is_never_rolled_back_and_the_sweep_finis
     assert public_keys() == keys_of(runway)
     proxy.failing, proxy.methods = True, {"DELETE", "POST"}  # removals
 
-    record_unpublish(record=runway, actor=curator(), reason="the photographer's request")
+    record_reject(
+        record=runway, actor=curator(), reason="the photographer's request", action=Action.UNPUBLISH
+    )
     run = media_changes_process()
 
     # The album left the site with the write, whatever the store does.

@@ -391,7 +391,7 @@ def test_a_worker_killed_mid_visibility_job_delays_a_takedown_by_at_most_30_s(
     # Given a worker whose visibility job hangs on the edge (a paused Varnish) while it runs
     # the unpublish of album A, public copies in a folder, and the purge on.
     from catalog.models import MediaChange
-    from review.services import record_approve, record_unpublish
+    from review.services import Action, record_approve, record_reject
     from tests.support import curator
     from tests.visibility_support import album, keys_of, public_files
 
@@ -432,7 +432,9 @@ def test_a_worker_killed_mid_visibility_job_delays_a_takedown_by_at_most_30_s(
 
         # When the worker is killed while its job waits on the edge for A's purge...
         edge.hanging.set()
-        record_unpublish(record=a, actor=curator(), reason="the photographer's request")
+        record_reject(
+            record=a, actor=curator(), reason="the photographer's request", action=Action.UNPUBLISH
+        )
         wait_for(edge.hung.is_set, timeout=60, what="a job waiting on the edge")
         assert rig.kill_worker(*rig.workers)
         killed = time.monotonic()
@@ -450,14 +452,14 @@ def test_a_worker_killed_mid_visibility_job_delays_a_takedown_by_at_most_30_s(
         edge.release.clear()
         edge.hung.clear()
         edge.hanging.set()
-        record_unpublish(record=b, actor=curator(), reason="a licence ended")
+        record_reject(record=b, actor=curator(), reason="a licence ended", action=Action.UNPUBLISH)
         wait_for(edge.hung.is_set, timeout=60, what="a job waiting on the edge")
         assert rig.kill_worker(*rig.workers)
         edge.hanging.clear()
         edge.release.set()
         rig.start_worker()
         unpublished = time.monotonic()
-        record_unpublish(record=c, actor=curator(), reason="a takedown")
+        record_reject(record=c, actor=curator(), reason="a takedown", action=Action.UNPUBLISH)
         wait_for(lambda: not MediaChange.objects.exists(), timeout=30, what="B's and C's")
         assert time.monotonic() - unpublished <= 30
         assert public_files() == set()

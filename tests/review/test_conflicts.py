@@ -8,7 +8,7 @@ from catalog.models import Runway
 from catalog.services import (
     RecordWriteRefused,
     StaleRecord,
-    image_soft_delete,
+    image_delete,
     record_set_cover,
     record_update,
 )
@@ -118,7 +118,7 @@ class TestDescribe:
         record_set_cover(actor=curator(), record=runway, image=images[2])
         assert describe_changes(current(runway), state) == ["its cover changed"]
 
-        image_soft_delete(actor=curator(), image=images[1])
+        image_delete(actor=curator(), image=images[1])
         assert describe_changes(current(runway), state) == ["its images changed (3 → 2 images)"]
 
     def test_the_admins_change_log_names_the_editor(self, editor):

@@ -8,7 +8,6 @@ from django.urls import reverse
 
 from catalog.keys import normalize_collection_type, normalize_season_code
 from catalog.models import Runway, StreetSnap
-from catalog.services import EDITABLE_FIELDS
 from review.forms import RecordForm
 from tests.factories import BrandFactory
 from tests.review.support import form_data, make_runway, make_street_snap
@@ -30,9 +29,7 @@ def edit(editor_client, record, **fields):
 
 def bound_form(record, **fields) -> RecordForm:
     """The record form as the admin builds it, submitted with some fields changed."""
-    form_class = modelform_factory(
-        type(record), form=RecordForm, fields=EDITABLE_FIELDS[type(record)]
-    )
+    form_class = modelform_factory(type(record), form=RecordForm, fields=record.editable_fields)
     unbound = form_class(instance=record)
     data = {name: unbound[name].value() for name in unbound.fields}
     return form_class(data={**data, **fields}, instance=record)

@@ -9,7 +9,7 @@ from django.utils import timezone
 from catalog.models import Runway
 from catalog.services import StreetSnapContent, runway_reopen, street_snap_reopen
 from review.selectors import record_review_history
-from review.services import record_approve, record_reject, record_unpublish
+from review.services import Action, record_approve, record_reject
 from tests.review.support import make_runway, make_street_snap, recrawl, recrawled_image
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +31,7 @@ def test_transitions_alone_are_the_history_rows_in_order(make_editor):
     anna, bob = make_editor("anna"), make_editor("bob")
     runway = make_runway()
     record_approve(record=runway, actor=anna, changes={"title": "Better"})
-    record_unpublish(record=runway, actor=bob, reason="Takedown")
+    record_reject(record=runway, actor=bob, reason="Takedown", action=Action.UNPUBLISH)
 
     lines = record_review_history(record=current(runway))
 
@@ -53,7 +53,7 @@ def test_the_order_is_the_records_own_not_the_web_servers_clocks(make_editor, mo
     monkeypatch.setattr(timezone, "now", lambda: now)
     record_approve(record=runway, actor=anna)
     monkeypatch.setattr(timezone, "now", lambda: now - timedelta(minutes=5))
-    record_unpublish(record=runway, actor=bob, reason="Takedown")
+    record_reject(record=runway, actor=bob, reason="Takedown", action=Action.UNPUBLISH)
 
     assert summary(runway) == [
         ("anna", "Approved", "pending", "published"),

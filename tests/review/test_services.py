@@ -13,6 +13,7 @@ from review.models import ReviewEvent
 from review.selectors import record_review_history
 from review.services import (
     TRANSITIONS,
+    Action,
     TransitionRefused,
     image_attach_to_previous,
     image_delete,
@@ -23,7 +24,6 @@ from review.services import (
     record_edit,
     record_reject,
     record_transition,
-    record_unpublish,
 )
 from tests.factories import BrandFactory, RunwayFactory
 from tests.review.support import make_runway, make_street_snap
@@ -152,7 +152,7 @@ class TestApprove:
         record_approve(record=runway, actor=editor)
         runway.refresh_from_db()
         first = runway.published_at
-        record_unpublish(record=runway, actor=editor, reason="Wrong season")
+        record_reject(record=runway, actor=editor, reason="Wrong season", action=Action.UNPUBLISH)
         # A re-crawl reopens it (the ingest pipeline's write, simulated here).
         Runway.objects.filter(pk=runway.pk).update(status="pending", reject_reason="")
 
@@ -173,7 +173,7 @@ class TestApprove:
         record_update(
             actor=curator(), record=record, changes={"title": "Second title", "description": "x"}
         )
-        record_unpublish(record=record, actor=editor, reason="Re-check")
+        record_reject(record=record, actor=editor, reason="Re-check", action=Action.UNPUBLISH)
         type(record).objects.filter(pk=record.pk).update(status="pending")
         record_approve(record=record, actor=editor, changes={"title": "Third title"})
 
@@ -210,8 +210,10 @@ class TestRejectAndUnpublish:
         published_at = runway.published_at
 
         with pytest.raises(TransitionRefused, match="reason is required"):
-            record_unpublish(record=runway, actor=editor, reason="")
-        record_unpublish(record=runway, actor=editor, reason="Rights withdrawn")
+            record_reject(record=runway, actor=editor, reason="", action=Action.UNPUBLISH)
+        record_reject(
+            record=runway, actor=editor, reason="Rights withdrawn", action=Action.UNPUBLISH
+        )
 
         runway.refresh_from_db()
         assert (runway.status, runway.reject_reason) == ("rejected", "Rights withdrawn")
@@ -231,7 +233,7 @@ class TestVersion:
         runway = make_runway()
 
         record_approve(record=runway, actor=editor)
-        record_unpublish(record=runway, actor=editor, reason="r")
+        record_reject(record=runway, actor=editor, reason="r", action=Action.UNPUBLISH)
 
         runway.refresh_from_db()
         assert runway.version == 3
@@ -264,7 +266,7 @@ class TestPermissions:
         with pytest.raises(TransitionRefused, match="permission to approve"):
             record_approve(record=pending, actor=junior)
         with pytest.raises(TransitionRefused, match="permission to unpublish"):
-            record_unpublish(record=published, actor=junior, reason="r")
+            record_reject(record=published, actor=junior, reason="r", action=Action.UNPUBLISH)
         record_reject(record=pending, actor=junior, reason="Off topic")
 
         assert type(pending).objects.get(pk=published.pk).status == "published"
@@ -314,7 +316,7 @@ class TestHistory:
         runway = make_runway()
 
         record_approve(record=runway, actor=anna, changes={"title": "Better"})
-        record_unpublish(record=runway, actor=bob, reason="Wrong brand")
+        record_reject(record=runway, actor=bob, reason="Wrong brand", action=Action.UNPUBLISH)
         Runway.objects.filter(pk=runway.pk).update(status="pending")  # a re-crawl reopens it
         record_reject(record=runway, actor=anna, reason="Still wrong")
 
@@ -422,7 +424,7 @@ class TestEditsWhilePublished:
         runway = make_runway(title="Acme")
         record_approve(record=runway, actor=anna)
         record_edit(record=runway, actor=bob, changes={"title": "Acme FW"})
-        record_unpublish(record=runway, actor=anna, reason="Wrong season")
+        record_reject(record=runway, actor=anna, reason="Wrong season", action=Action.UNPUBLISH)
 
         lines = record_review_history(record=Runway.objects.get(pk=runway.pk))
 

@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect, JsonResponse
 from django.urls import reverse
 
-from review.admin.queue import back_to_page, next_in_queue
+from review.admin.queue import back_to_page, next_in_queue, page_album
 from review.selectors import claims_of_others
 from review.services import claim_take
 
@@ -30,11 +30,9 @@ def claim(modeladmin, request, object_id):
 def skip(modeladmin, request, object_id):
     """On to the next album of the editor's queue without deciding this one (POST: it lets
     go of this album's claim and claims the next)."""
-    obj = modeladmin.get_object(request, unquote(object_id))
+    obj = page_album(modeladmin, request, object_id, may=modeladmin.has_view_or_change_permission)
     if obj is None:
         return HttpResponseRedirect(reverse("admin:index"))
-    if not modeladmin.has_view_or_change_permission(request, obj):
-        raise PermissionDenied
     if request.method != "POST":
         return back_to_page(modeladmin, request, obj.pk)
     return next_in_queue(modeladmin, request, obj)

@@ -14,7 +14,7 @@ from django.http import HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from catalog.models import THUMBNAIL_WIDTH, Record, RecordImage, StreetSnap, StreetSnapImage
+from catalog.models import THUMBNAIL_WIDTH, Record, RecordImage, StreetSnapImage
 from catalog.services import RecordWriteRefused
 from review.admin.display import (
     IMAGE_ID,
@@ -63,7 +63,7 @@ def grid_context(modeladmin, request, obj: Record) -> dict[str, Any]:
     tiles = {image.pk: tile(modeladmin, obj, image, urls) for image in images}
     flagged = [image for image in images if image.is_duplicate]
     return {
-        "is_street": modeladmin.model is StreetSnap,
+        "has_details": modeladmin.model.image_model().has_details,
         "groups": modeladmin.image_groups(images, tiles),
         "image_total": len(images),
         "mains": [image for image in images if not getattr(image, "is_detail", False)],
@@ -140,7 +140,7 @@ def image_operation(modeladmin, request, object_id, image_id, operation):
 
 def attach(modeladmin, request, object_id):
     """Attach the selected street images as details of the chosen main image."""
-    if request.method != "POST" or modeladmin.model is not StreetSnap:
+    if request.method != "POST" or not modeladmin.model.image_model().has_details:
         return back_to_page(modeladmin, request, object_id, "#images")
 
     def operate(obj: Record, loaded: Loaded) -> Curated:

@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.template.response import TemplateResponse
 
-from catalog.models import Record, RecordImage, Runway, StreetSnap
+from catalog.models import Record, RecordImage
 from catalog.services import RecordWriteRefused
 from review.admin.display import admin_url, thumbnail_url
 from review.admin.queue import back_to_page, change_url, next_in_queue, queue_ids, with_queue
@@ -102,13 +102,8 @@ def two_names(obj: Record, other: Record) -> dict[str, str]:
 
 
 def distinguished(record: Record) -> str:
-    if isinstance(record, Runway):
-        when = record.season_code
-    else:
-        snap = cast(StreetSnap, record)
-        when = f"{snap.year}-{snap.month:02d}" if snap.month else str(snap.year)
     source = record.source or "legacy"
-    return f"“{record}” ({when}, {source}, {kind_label(type(record))} {record.pk})"
+    return f"“{record}” ({record.period()}, {source}, {kind_label(type(record))} {record.pk})"
 
 
 def pair(image: RecordImage) -> dict:

@@ -6,14 +6,12 @@ services'."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from review.admin.display import thumbnail_url
-from review.admin.queue import back_to_page, change_url, changelist_url, with_queue
+from review.admin.queue import back_to_page, change_url, changelist_url, page_album, with_queue
 from review.admin.views.transitions import decide_on_page
 from review.conflicts import loaded_token
 from review.forms import ReasonForm, TakedownForm
@@ -32,11 +30,9 @@ IMAGE_EXPLANATION = (
 
 
 def take_down(modeladmin, request, object_id):
-    obj = modeladmin.get_object(request, unquote(object_id))
+    obj = page_album(modeladmin, request, object_id, may=modeladmin.has_takedown_permission)
     if obj is None:
         return HttpResponseRedirect(reverse("admin:index"))
-    if not modeladmin.has_takedown_permission(request, obj):
-        raise PermissionDenied
     token = request.POST.get("loaded") or loaded_token(obj)
     form = TakedownForm(request.POST if "confirm" in request.POST else None)
     if form.is_bound and form.is_valid():
@@ -75,11 +71,9 @@ def take_down(modeladmin, request, object_id):
 
 
 def take_down_image(modeladmin, request, object_id, image_id: int):
-    obj = modeladmin.get_object(request, unquote(object_id))
+    obj = page_album(modeladmin, request, object_id, may=modeladmin.has_takedown_permission)
     if obj is None:
         return HttpResponseRedirect(reverse("admin:index"))
-    if not modeladmin.has_takedown_permission(request, obj):
-        raise PermissionDenied
     image = obj.images.live().filter(pk=image_id).first()
     if image is None:
         modeladmin.message_user(

@@ -1,8 +1,8 @@
 """Approve, reject and unpublish: from the record page (reject and unpublish ask for a
 reason on a page of their own) and as bulk actions on the list.
 
-Each calls its transition's service (record_approve, record_reject, record_unpublish) and
-turns a refusal into a message; the rules are the services'."""
+Each calls its transition's service (record_approve; record_reject, whose action says reject
+or unpublish) and turns a refusal into a message; the rules are the services'."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.contrib.admin.utils import model_ngettext, unquote
-from django.core.exceptions import PermissionDenied
+from django.contrib.admin.utils import model_ngettext
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -21,7 +20,14 @@ from django.utils.html import format_html, format_html_join
 from catalog.models import Record
 from catalog.services import RecordWriteRefused
 from review.admin.display import admin_url, approved_message, thumbnail_url
-from review.admin.queue import back_to_page, change_url, next_in_queue, queue_ids, with_queue
+from review.admin.queue import (
+    back_to_page,
+    change_url,
+    next_in_queue,
+    page_album,
+    queue_ids,
+    with_queue,
+)
 from review.conflicts import OutOfDate, conflict_if_stale, loaded_token, read_loaded
 from review.forms import ReasonForm
 from review.selectors import record_published_repeat
@@ -32,7 +38,6 @@ from review.services import (
     record_reject,
     record_reject_as_repeat,
     record_reposts_reject,
-    record_unpublish,
 )
 
 Status = Record.Status
@@ -44,11 +49,9 @@ def approve(modeladmin, request, object_id):
     """Approve the album as it stands, without field edits: the record page's Approve button
     for an editor who may publish but not edit (with the change permission, the button
     submits the main form and saves the edits with the approve: RecordAdmin.save_model)."""
-    obj = modeladmin.get_object(request, unquote(object_id))
+    obj = page_album(modeladmin, request, object_id, may=modeladmin.has_publish_permission)
     if obj is None:
         return HttpResponseRedirect(reverse("admin:index"))
-    if not modeladmin.has_publish_permission(request, obj):
-        raise PermissionDenied
     if request.method != "POST":
         return back_to_page(modeladmin, request, obj.pk)
     request.review_queue_before = queue_ids(modeladmin, request)
@@ -67,17 +70,15 @@ def approve(modeladmin, request, object_id):
 
 def transition(modeladmin, request, object_id, action: str):
     """The intermediate page of reject and unpublish: asks for the reason, then applies."""
-    obj = modeladmin.get_object(request, unquote(object_id))
+    may = (
+        modeladmin.has_reject_permission
+        if action == Action.REJECT
+        else modeladmin.has_publish_permission
+    )
+    obj = page_album(modeladmin, request, object_id, may=may)
     if obj is None:
         return HttpResponseRedirect(reverse("admin:index"))
-    done, service = TRANSITIONS[action].done, reason_service(action)
-    allowed = (
-        modeladmin.has_reject_permission(request, obj)
-        if action == Action.REJECT
-        else modeladmin.has_publish_permission(request, obj)
-    )
-    if not allowed:
-        raise PermissionDenied
+    done = TRANSITIONS[action].done
     token = request.POST.get("loaded") or loaded_token(obj)
     form = ReasonForm(request.POST if "confirm" in request.POST else None)
     if form.is_bound and form.is_valid():
@@ -87,8 +88,12 @@ def transition(modeladmin, request, object_id, action: str):
             modeladmin,
             request,
             token,
-            lambda version: service(
-                record=obj, actor=request.user, reason=reason, expected_version=version
+            lambda version: record_reject(
+                record=obj,
+                actor=request.user,
+                reason=reason,
+                action=action,
+                expected_version=version,
             ),
         )
         if decided:
@@ -162,15 +167,6 @@ def reason_page(modeladmin, request, *, action, records, form, hidden, cancel_ur
         ),
     }
     return TemplateResponse(request, "admin/review/transition_reason.html", context)
-
-
-def reason_service(action: str) -> Callable[..., Any]:
-    """The service of a transition that asks for a reason."""
-    services: dict[str, Callable[..., Any]] = {
-        Action.REJECT: record_reject,
-        Action.UNPUBLISH: record_unpublish,
-    }
-    return services[action]
 
 
 # --- bulk actions on the list -------------------------------------------------------------
@@ -264,14 +260,18 @@ def reject_repeats_selected(modeladmin, request, queryset):
 def bulk_with_reason(modeladmin, request, queryset, action: str):
     form = ReasonForm(request.POST if "confirm" in request.POST else None)
     if form.is_bound and form.is_valid():
-        service, reason = reason_service(action), form.cleaned_data["reason"]
+        reason = form.cleaned_data["reason"]
         apply_to_each(
             modeladmin,
             request,
             queryset,
             action,
-            lambda record, version: service(
-                record=record, actor=request.user, reason=reason, expected_version=version
+            lambda record, version: record_reject(
+                record=record,
+                actor=request.user,
+                reason=reason,
+                action=action,
+                expected_version=version,
             ),
         )
         return None

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from catalog.models import Runway, RunwayImage, StreetSnapImage
 from review.models import ReviewEvent
-from review.services import record_approve, record_unpublish
+from review.services import Action, record_approve, record_reject
 from tests.factories import BrandAliasFactory
 from tests.review.admin.support import (
     KINDS,
@@ -210,7 +210,7 @@ class TestPagesRender:
         bob = make_editor("bob")
         for _ in range(3):
             record_approve(record=large, actor=bob)
-            record_unpublish(record=large, actor=bob, reason="Re-check")
+            record_reject(record=large, actor=bob, reason="Re-check", action=Action.UNPUBLISH)
             type(large).objects.filter(pk=large.pk).update(status="pending")
         if status == "published":
             record_approve(record=large, actor=bob)
