@@ -30,7 +30,45 @@ class PublicBrand(models.Model):
         return self.name
 
 
-class PublicRunway(models.Model):
+class PublicRecord(models.Model):
+    """What both kinds' views hold of a record beside their own columns."""
+
+    title = models.CharField(max_length=255)
+    description = models.TextField()
+    image_count = models.IntegerField()
+    published_at = models.DateTimeField(null=True)
+    updated_at = models.DateTimeField()
+    # When it leaves the public (an embargo's expiry); its responses are not cached past it.
+    expires_at = models.DateTimeField(null=True)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class PublicImage(models.Model):
+    """What both kinds' image views hold beside their own columns."""
+
+    storage_key = models.CharField(max_length=512)
+    width = models.IntegerField()
+    height = models.IntegerField()
+    mime_type = models.CharField(max_length=64)
+    sort_order = models.IntegerField()
+    # [{"width", "height", "key"}, ...], ascending width; only renditions that are stored.
+    renditions = models.JSONField()
+    placeholder = models.CharField(max_length=64)  # ThumbHash, base64; '' for none yet
+    color = models.CharField(max_length=7)  # '#rrggbb'; '' for none yet
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return self.storage_key
+
+
+class PublicRunway(PublicRecord):
     kind = "runway"
     # Its cache tag: this word and its id (publicapi.tags; catalog.edge purges by it).
     tag_word = "runway:"
@@ -45,8 +83,6 @@ class PublicRunway(models.Model):
     season = models.CharField(max_length=64)
     year = models.IntegerField()
     collection_type = models.CharField(max_length=32)
-    title = models.CharField(max_length=255)
-    description = models.TextField()
     # Null unless the cover is a live image of this runway (the view checks both).
     cover = models.ForeignKey(
         "PublicRunwayImage",
@@ -55,55 +91,33 @@ class PublicRunway(models.Model):
         db_constraint=False,
         related_name="+",
     )
-    image_count = models.IntegerField()
-    published_at = models.DateTimeField(null=True)
-    updated_at = models.DateTimeField()
-    # When it leaves the public (an embargo's expiry); its responses are not cached past it.
-    expires_at = models.DateTimeField(null=True)
 
     class Meta:
         managed = False
         db_table = "public_brand_runways"
 
-    def __str__(self) -> str:
-        return self.title
 
-
-class PublicRunwayImage(models.Model):
+class PublicRunwayImage(PublicImage):
     kind = "runway"
     record_field = "runway"
 
     runway = models.ForeignKey(
         PublicRunway, on_delete=models.DO_NOTHING, db_constraint=False, related_name="images"
     )
-    storage_key = models.CharField(max_length=512)
-    width = models.IntegerField()
-    height = models.IntegerField()
-    mime_type = models.CharField(max_length=64)
-    sort_order = models.IntegerField()
     look_index = models.IntegerField()
-    # [{"width", "height", "key"}, ...], ascending width; only renditions that are stored.
-    renditions = models.JSONField()
-    placeholder = models.CharField(max_length=64)  # ThumbHash, base64; '' for none yet
-    color = models.CharField(max_length=7)  # '#rrggbb'; '' for none yet
 
     class Meta:
         managed = False
         db_table = "public_brand_runway_images"
 
-    def __str__(self) -> str:
-        return self.storage_key
 
-
-class PublicStreetSnap(models.Model):
+class PublicStreetSnap(PublicRecord):
     kind = "street"
     tag_word = "street-snap:"
 
     city = models.CharField(max_length=64)
     year = models.IntegerField()
     month = models.IntegerField()
-    title = models.CharField(max_length=255)
-    description = models.TextField()
     cover = models.ForeignKey(
         "PublicStreetSnapImage",
         null=True,
@@ -111,48 +125,29 @@ class PublicStreetSnap(models.Model):
         db_constraint=False,
         related_name="+",
     )
-    image_count = models.IntegerField()
-    published_at = models.DateTimeField(null=True)
-    updated_at = models.DateTimeField()
-    expires_at = models.DateTimeField(null=True)
 
     class Meta:
         managed = False
         db_table = "public_street_snaps"
 
-    def __str__(self) -> str:
-        return self.title
 
-
-class PublicStreetSnapImage(models.Model):
+class PublicStreetSnapImage(PublicImage):
     kind = "street"
     record_field = "street_snap"
 
     street_snap = models.ForeignKey(
         PublicStreetSnap, on_delete=models.DO_NOTHING, db_constraint=False, related_name="images"
     )
-    storage_key = models.CharField(max_length=512)
-    width = models.IntegerField()
-    height = models.IntegerField()
-    mime_type = models.CharField(max_length=64)
-    sort_order = models.IntegerField()
     # A detail whose parent is not a live main image of the same album comes out as a main
     # image (parent null, is_detail false): the view decides, so the API cannot get it wrong.
     is_detail = models.BooleanField()
     parent = models.ForeignKey(
         "self", null=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
     )
-    # [{"width", "height", "key"}, ...], ascending width; only renditions that are stored.
-    renditions = models.JSONField()
-    placeholder = models.CharField(max_length=64)  # ThumbHash, base64; '' for none yet
-    color = models.CharField(max_length=7)  # '#rrggbb'; '' for none yet
 
     class Meta:
         managed = False
         db_table = "public_street_snap_images"
-
-    def __str__(self) -> str:
-        return self.storage_key
 
 
 # The kinds, by the name the API gives them (a similar image's `kind`).
