@@ -17,6 +17,28 @@ class ReviewHistoryIsAppendOnly(Exception):
     pass
 
 
+class OfOneAlbum(models.Model):
+    """A row about one album of either kind: a `runway` and a `street_snap` foreign key, of
+    which its model's check constraint keeps exactly one set."""
+
+    class Meta:
+        abstract = True
+
+    @classmethod
+    def record_field(cls, record_model: type[Record]) -> str:
+        """The foreign key naming a record of this model (`runway`, `street_snap`)."""
+        return next(
+            f.name
+            for f in cls._meta.get_fields()
+            if f.many_to_one and f.related_model is record_model
+        )
+
+    @property
+    def record(self) -> Record:
+        runway: Runway | None = getattr(self, "runway", None)
+        return runway or cast(StreetSnap, getattr(self, "street_snap", None))
+
+
 class ReviewEventQuerySet(models.QuerySet):
     # The history is evidence of who did what: rows are only ever added. Bulk paths are shut
     # too, not just Model.save()/delete(), so no code path rewrites it by accident. (A
@@ -29,7 +51,7 @@ class ReviewEventQuerySet(models.QuerySet):
         raise ReviewHistoryIsAppendOnly("Review history rows are never deleted.")
 
 
-class ReviewEvent(models.Model):
+class ReviewEvent(OfOneAlbum):
     class Action(models.TextChoices):
         APPROVE = "approve", "Approved"
         REJECT = "reject", "Rejected"
@@ -113,15 +135,6 @@ class ReviewEvent(models.Model):
             raise ReviewHistoryIsAppendOnly("Review history rows are never updated.")
         super().save(*args, **kwargs)
 
-    @classmethod
-    def record_field(cls, record_model: type[Record]) -> str:
-        """The foreign key naming a record of this model (`runway`, `street_snap`)."""
-        return next(
-            f.name
-            for f in cls._meta.get_fields()
-            if f.many_to_one and f.related_model is record_model
-        )
-
     @property
     def who(self) -> str:
         """The editor's username, or the archive for what it did by itself (an embargo)."""
@@ -129,11 +142,6 @@ class ReviewEvent(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ReviewHistoryIsAppendOnly("Review history rows are never deleted.")
-
-    @property
-    def record(self) -> Record:
-        # One of the two is set (review_event_one_record).
-        return self.runway or cast(StreetSnap, self.street_snap)
 
 
 class ReviewClaim(models.Model):
@@ -171,7 +179,7 @@ class PreviewLinkQuerySet(models.QuerySet):
         return self.filter(revoked_at__isnull=True, expires_at__gt=now or timezone.now())
 
 
-class PreviewLink(models.Model):
+class PreviewLink(OfOneAlbum):
     """A press preview: a read-only page of an album that is not public yet, for whoever holds
     the link (review.services.previews, review.previews). It expires, and it can be revoked
     at once: every request for the page or one of its images checks it again.
@@ -224,20 +232,6 @@ class PreviewLink(models.Model):
 
     def __str__(self) -> str:
         return f"preview of {self.record} for {self.label}"
-
-    @classmethod
-    def record_field(cls, record_model: type[Record]) -> str:
-        """The foreign key naming a record of this model (`runway`, `street_snap`)."""
-        return next(
-            f.name
-            for f in cls._meta.get_fields()
-            if f.many_to_one and f.related_model is record_model
-        )
-
-    @property
-    def record(self) -> Record:
-        # One of the two is set (preview_link_one_record).
-        return self.runway or cast(StreetSnap, self.street_snap)
 
     def is_valid(self, now: datetime | None = None) -> bool:
         """Not revoked, not expired, and its album may still be shown (shows_album)."""

@@ -10,15 +10,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
 
 from catalog.models import Record
 from review.admin.display import admin_url, embargo_lines, zone_name
-from review.admin.queue import back_to_page, next_in_queue, queue_ids, with_queue
+from review.admin.queue import back_to_page, next_in_queue, page_album, queue_ids, with_queue
 from review.admin.views.transitions import decide_on_page, reject_reposts_of
 from review.services import record_approve_for, record_schedule
 
@@ -76,12 +74,8 @@ def embargo_context(modeladmin, request, obj: Record) -> dict[str, Any]:
 def _posted(modeladmin, request, object_id):
     """The album and the posted form, once the editor may schedule it; (None, None) for an
     album that is gone."""
-    obj = modeladmin.get_object(request, unquote(object_id))
-    if obj is None:
-        return None, None
-    if not modeladmin.has_publish_permission(request, obj):
-        raise PermissionDenied
-    return obj, EmbargoForm(request.POST)
+    obj = page_album(modeladmin, request, object_id, may=modeladmin.has_publish_permission)
+    return (obj, EmbargoForm(request.POST)) if obj is not None else (None, None)
 
 
 def _form_refusal(modeladmin, request, form: EmbargoForm) -> bool:

@@ -12,15 +12,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
 from catalog.models import Record
 from review.admin.display import admin_url
-from review.admin.queue import back_to_page, with_queue
+from review.admin.queue import back_to_page, page_album, with_queue
 from review.models import PreviewLink
 from review.services import (
     PREVIEW_HOURS_DEFAULT,
@@ -84,11 +82,9 @@ def _state(link: PreviewLink, now) -> str:
 
 
 def preview_make(modeladmin, request, object_id):
-    obj = modeladmin.get_object(request, unquote(object_id))
+    obj = page_album(modeladmin, request, object_id, may=modeladmin.has_publish_permission)
     if obj is None:
         raise Http404("No such album.")
-    if not modeladmin.has_publish_permission(request, obj):
-        raise PermissionDenied
     if request.method != "POST":
         return back_to_page(modeladmin, request, obj.pk, ANCHOR)
     form = PreviewLinkForm(request.POST)
@@ -121,11 +117,9 @@ def preview_make(modeladmin, request, object_id):
 
 
 def preview_revoke(modeladmin, request, object_id, link_id: int):
-    obj = modeladmin.get_object(request, unquote(object_id))
+    obj = page_album(modeladmin, request, object_id, may=modeladmin.has_publish_permission)
     if obj is None:
         raise Http404("No such album.")
-    if not modeladmin.has_publish_permission(request, obj):
-        raise PermissionDenied
     if request.method != "POST":
         return back_to_page(modeladmin, request, obj.pk, ANCHOR)
     # The link must be this album's: another album's id is no link of this page.
