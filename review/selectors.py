@@ -8,8 +8,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
+from django.utils.text import capfirst
 
 from catalog.models import Record
 from review.models import ReviewClaim
@@ -28,6 +30,7 @@ class HistoryLine:
     from_status: str
     to_status: str
     reason: str = ""
+    # The field edits, old and new, by the field's name as the admin shows it ("Go live at").
     changes: dict[str, list[str]] = field(default_factory=dict)
     recrawl: bool = False
     ingest_job_id: int | None = None
@@ -91,7 +94,7 @@ def record_review_history(*, record: Record) -> list[HistoryLine]:
                 from_status=event.from_status,
                 to_status=event.to_status,
                 reason=event.reason,
-                changes=event.changes,
+                changes={_field_label(record, name): edit for name, edit in event.changes.items()},
                 event_id=event.pk,
                 action_code=event.action,
                 record_version=event.record_version,
@@ -113,6 +116,17 @@ def record_review_history(*, record: Record) -> list[HistoryLine]:
                 )
             )
     return lines
+
+
+def _field_label(record: Record, name: str) -> str:
+    """The field's verbose name, capitalised as the admin's labels are; the stored name for
+    a field the model no longer has (the history outlives a renamed or dropped field)."""
+    try:
+        found = record._meta.get_field(name)
+    except FieldDoesNotExist:
+        return name
+    # A relation seen from its other side (an album's images) has no verbose name.
+    return str(capfirst(getattr(found, "verbose_name", name)))
 
 
 def claims_of_others(*, model: type[Record], user, record_ids=None) -> dict[int, str]:

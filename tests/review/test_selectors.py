@@ -9,7 +9,7 @@ from django.utils import timezone
 from catalog.models import Runway
 from catalog.services import StreetSnapContent, runway_reopen, street_snap_reopen
 from review.selectors import record_review_history
-from review.services import Action, record_approve, record_reject
+from review.services import Action, history_append, record_approve, record_reject
 from tests.review.support import make_runway, make_street_snap, recrawl, recrawled_image
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +39,7 @@ def test_transitions_alone_are_the_history_rows_in_order(make_editor):
         ("anna", "Approved", "pending", "published"),
         ("bob", "Unpublished", "published", "rejected"),
     ]
-    assert lines[0].changes["title"][1] == "Better"
+    assert lines[0].changes["Title"][1] == "Better"
     assert lines[1].reason == "Takedown"
     assert not any(line.recrawl for line in lines)
 
@@ -63,6 +63,23 @@ def test_the_order_is_the_records_own_not_the_web_servers_clocks(make_editor, mo
         "approve",
         "unpublish",
     ]
+
+
+def test_field_edits_are_named_as_the_admin_names_the_field_or_as_stored(editor):
+    # An edit of a field the model has since lost keeps the name it was stored under.
+    runway = make_runway()
+    record_approve(record=runway, actor=editor, changes={"title": "Better"})
+    history_append(
+        current(runway),
+        action=Action.EDIT,
+        from_status="published",
+        actor=editor,
+        changes={"catwalk_notes": ["old", "new"]},
+    )
+
+    lines = record_review_history(record=current(runway))
+
+    assert [list(line.changes) for line in lines] == [["Title"], ["catwalk_notes"]]
 
 
 def test_a_recrawl_after_a_rejection_is_a_line_naming_its_job_and_time(editor):

@@ -433,7 +433,7 @@ class TestEditsWhilePublished:
             ("bob", "Edited while published", "published", "published"),
             ("anna", "Unpublished", "published", "rejected"),
         ]
-        assert lines[1].changes == {"title": ["Acme", "Acme FW"]}
+        assert lines[1].changes == {"Title": ["Acme", "Acme FW"]}
 
     def test_the_transition_and_its_history_row_commit_together(self, editor, monkeypatch):
         runway = make_runway(title="Original")

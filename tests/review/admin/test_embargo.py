@@ -421,6 +421,19 @@ def test_the_history_shows_the_schedule_and_the_archive_going_live_and_expiring(
     assert "<td>the archive</td>" in html
 
 
+def test_the_history_names_the_scheduled_fields_as_the_admin_does(clock, editor_client):
+    runway = scheduled_runway()
+
+    page = editor_client.get(change_url(runway))
+
+    # The model's verbose names, capitalised as the admin's labels, not the stored names
+    schedule = page.context["review"]["history"][0]
+    assert (schedule.action, set(schedule.changes)) == ("Scheduled", {"Go live at", "Expires at"})
+    history = page.content.decode().split('id="review-history"')[1]
+    assert "<div>Go live at: “" in history and "<div>Expires at: “" in history
+    assert "go_live_at" not in history and "expires_at" not in history
+
+
 def test_the_dashboard_says_what_goes_live_today(clock, editor_client):
     today = make_runway(images=2)
     record_approve_for(record=today, actor=curator(), go_live_at=T0 + timedelta(hours=2))
