@@ -104,8 +104,8 @@ class Record(models.Model):
     # at a set minute) until its expiry (a licence ends), in UTC; none: at once, and for good.
     # A published record before its go-live is "scheduled". Each time runs the visibility job
     # at that moment (catalog.visibility), which moves the bytes and purges the edge.
-    go_live_at = models.DateTimeField(null=True, blank=True)
-    expires_at = models.DateTimeField(null=True, blank=True)
+    go_live_at = models.DateTimeField("go live at", null=True, blank=True)
+    expires_at = models.DateTimeField("expire at", null=True, blank=True)
 
     # Every live image's bytes are in the public store (catalog.visibility): the public views
     # show a published record only once this is set, so no URL they show fails to answer.

@@ -428,9 +428,9 @@ def test_the_history_names_the_scheduled_fields_as_the_admin_does(clock, editor_
 
     # The model's verbose names, capitalised as the admin's labels, not the stored names
     schedule = page.context["review"]["history"][0]
-    assert (schedule.action, set(schedule.changes)) == ("Scheduled", {"Go live at", "Expires at"})
+    assert (schedule.action, set(schedule.changes)) == ("Scheduled", {"Go live at", "Expire at"})
     history = page.content.decode().split('id="review-history"')[1]
-    assert "<div>Go live at: “" in history and "<div>Expires at: “" in history
+    assert "<div>Go live at: “" in history and "<div>Expire at: “" in history
     assert "go_live_at" not in history and "expires_at" not in history
 
 
