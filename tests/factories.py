@@ -8,6 +8,7 @@ is the cover and image_count counts them (the ``images`` hooks below say the res
 
 import hashlib
 import io
+from datetime import timedelta
 
 import factory
 import skimage.data
@@ -32,7 +33,7 @@ from catalog.models import (
     StreetSnapImage,
 )
 from ingest.models import IngestJob, UsedWebhookId
-from review.models import ReviewClaim, ReviewEvent
+from review.models import PreviewLink, ReviewClaim, ReviewEvent
 
 # --- Photographs: scikit-image's bundled samples, for images whose bytes are really stored ------
 
@@ -350,6 +351,25 @@ class ReviewClaimFactory(factory.django.DjangoModelFactory):
     record_id = factory.LazyAttribute(lambda _: RunwayFactory().pk)
     user = factory.SubFactory(UserFactory)
     touched_at = factory.LazyFunction(timezone.now)
+
+
+class PreviewLinkFactory(factory.django.DjangoModelFactory):
+    """A press preview link of a pending runway, 48 hours from now; its token is
+    ``"token-<n>"`` (review.services.preview_link_make is the writer in the app, which makes
+    an unguessable one and returns it once)."""
+
+    class Meta:
+        model = PreviewLink
+
+    class Params:
+        token = factory.Sequence(lambda n: f"token-{n}")
+
+    runway = factory.SubFactory(RunwayFactory)
+    token_hash = factory.LazyAttribute(lambda o: hashlib.sha256(o.token.encode()).hexdigest())
+    label = factory.Sequence(lambda n: f"Journalist {n}")
+    made_by = factory.SubFactory(UserFactory)
+    made_at = factory.LazyFunction(timezone.now)
+    expires_at = factory.LazyAttribute(lambda o: o.made_at + timedelta(hours=48))
 
 
 class PublicObjectFactory(factory.django.DjangoModelFactory):

@@ -80,3 +80,13 @@ def test_album_images_take_fields_per_image_and_store_photographs():
     assert default_storage.open(second.storage_key).read() == b"own bytes"
     assert second.byte_size == len(b"own bytes")
     assert factories.RunwayFactory(images=0).cover is None
+
+
+@pytest.mark.django_db
+def test_a_preview_link_factory_makes_a_link_its_token_opens():
+    from review.services import preview_link_open
+
+    link = factories.PreviewLinkFactory(token="for-le-monde")
+
+    assert preview_link_open(token="for-le-monde") == link
+    assert preview_link_open(token="for-another") is None

@@ -44,6 +44,9 @@ def test_an_editor_makes_a_link_then_revokes_it(live_server, browser_page):
     runway = runway_with_looks(2, brand=BrandFactory(name="Acme"), title="Acme FW26")
     page.goto(live_server.url + change_url(runway))
 
+    # Folded while the album has no link: its heading opens it.
+    expect(page.get_by_label("For")).to_be_hidden()
+    page.locator("#preview-links > summary").click()
     page.get_by_label("For").fill("Le Monde")
     page.get_by_role("button", name="Make a preview link").click()
     url = page.locator("#preview-made-url").input_value()
