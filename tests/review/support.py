@@ -192,10 +192,14 @@ def log_in(page, live_server, username: str) -> None:
 # --- Albums for the browser tests (tests/review/test_browser_*.py) --------------------------
 
 
-def runway_with_looks(looks: int, *, shots: int = 1, **fields) -> Runway:
-    """A runway of `looks` looks of `shots` photographs each, every one a file of its own."""
+def runway_with_looks(
+    looks: int, *, shots: int = 1, first_id: int | None = None, **fields
+) -> Runway:
+    """A runway of `looks` looks of `shots` photographs each, every one a file of its own;
+    its images' ids from `first_id` if given (an archive's ids, as long as a big one's)."""
+    ids = (lambda n: {"id": first_id + n}) if first_id is not None else (lambda n: {})
     return RunwayFactory(
-        images=[{"photo": distinct_photo(n)} for n in range(looks * shots)],
+        images=[{"photo": distinct_photo(n), **ids(n)} for n in range(looks * shots)],
         images__shots=shots,
         # Made, and none 400 wide: the tile shows the small photo as it is.
         images__rendition_status="done",
