@@ -32,6 +32,7 @@ from catalog.models.base import (
     in_window,
     public_q,
     record_constraints,
+    scheduled_q,
 )
 from catalog.models.brands import Brand, BrandAlias
 from catalog.models.duplicates import NotDuplicate
@@ -79,5 +80,6 @@ __all__ = [
     "image_indexes",
     "in_window",
     "public_q",
+    "scheduled_q",
     "record_constraints",
 ]

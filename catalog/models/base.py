@@ -40,6 +40,12 @@ def public_q(now: datetime | None = None, prefix: str = "") -> Q:
     return Q(**status) & in_window(now, prefix)
 
 
+def scheduled_q(now: datetime | None = None) -> Q:
+    """A record waiting for its go-live at ``now``: published, live, its go-live ahead."""
+    now = now or timezone.now()
+    return Q(status="published", deleted_at__isnull=True, go_live_at__gt=now)
+
+
 class RecordQuerySet(models.QuerySet):
     def live(self):
         return self.filter(deleted_at__isnull=True)
@@ -50,10 +56,7 @@ class RecordQuerySet(models.QuerySet):
 
     def scheduled(self, now: datetime | None = None):
         """Published, live, and waiting for its go-live."""
-        now = now or timezone.now()
-        return self.filter(
-            status=Record.Status.PUBLISHED, deleted_at__isnull=True, go_live_at__gt=now
-        )
+        return self.filter(scheduled_q(now))
 
     def deleted(self):
         return self.filter(deleted_at__isnull=False)

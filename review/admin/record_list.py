@@ -10,9 +10,8 @@ from django.contrib.admin.utils import quote
 from django.contrib.admin.views.main import ERROR_FLAG, ORDER_VAR, PAGE_VAR, ChangeList
 from django.db.models import Count, Q
 from django.urls import reverse
-from django.utils import timezone
 
-from catalog.models import Record
+from catalog.models import Record, scheduled_q
 from review.admin.filters import STATUS_TABS, Status, StatusFilter, status_tab
 from review.selectors import records_repeats, records_reposts
 
@@ -47,7 +46,7 @@ class RecordChangeList(ChangeList):
         self.status_counts = counted.order_by().aggregate(
             **{str(status): Count("pk", filter=Q(status=status)) for status in Status.values},
             all=Count("pk"),
-            scheduled=Count("pk", filter=Q(status=Status.PUBLISHED, go_live_at__gt=timezone.now())),
+            scheduled=Count("pk", filter=scheduled_q()),
             queue=Count("pk", filter=Q(status=Status.PENDING, is_repost=False)),
         )
         self.status_counts[str(Status.PENDING)] = self.status_counts.pop("queue")

@@ -26,26 +26,25 @@ ANCHOR = "#review-embargo"
 INPUT_FORMAT = "%Y-%m-%dT%H:%M"
 
 
-class EmbargoForm(forms.Form):
-    """A go-live and an expiry, each optional (empty clears it), read in the current time
-    zone: the editors' one in the admin."""
+def _time_field(label: str) -> forms.DateTimeField:
+    """An optional time (empty clears it), in the browser's datetime-local input, whose value
+    belongs to #embargo-form (outside the page's main form)."""
+    return forms.DateTimeField(
+        label=label,
+        required=False,
+        input_formats=[INPUT_FORMAT],
+        widget=forms.DateTimeInput(
+            format=INPUT_FORMAT, attrs={"type": "datetime-local", "form": "embargo-form"}
+        ),
+    )
 
-    go_live_at = forms.DateTimeField(
-        label="Go live at",
-        required=False,
-        input_formats=[INPUT_FORMAT],
-        widget=forms.DateTimeInput(
-            format=INPUT_FORMAT, attrs={"type": "datetime-local", "form": "embargo-form"}
-        ),
-    )
-    expires_at = forms.DateTimeField(
-        label="Expire at",
-        required=False,
-        input_formats=[INPUT_FORMAT],
-        widget=forms.DateTimeInput(
-            format=INPUT_FORMAT, attrs={"type": "datetime-local", "form": "embargo-form"}
-        ),
-    )
+
+class EmbargoForm(forms.Form):
+    """A go-live and an expiry, each optional, read in the current time zone: the editors'
+    one in the admin. Labelled as the history names the fields (the models' verbose names)."""
+
+    go_live_at = _time_field("Go live at")
+    expires_at = _time_field("Expire at")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
